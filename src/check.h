@@ -1,0 +1,37 @@
+/* Comparison of a backend's forward pass with the oracle (fp2bench check): the block index
+   segment by segment, with near-threshold flips told apart from real mismatches, and output
+   rows against the fp64 oracle on the same operands, index and pooled vectors, under FA3's
+   rule: error <= 2 x (error of the oracle emulating the kernels' rounding) + a floor. */
+#ifndef FP2_CHECK_H
+#define FP2_CHECK_H
+
+#include "pipeline.h"
+
+typedef struct index_diff {
+  int64_t blocks;      /* blocks in the reference index (evaluated segments) */
+  int64_t flips;       /* differing blocks within tol of the threshold */
+  int64_t mismatches;  /* differing blocks farther from it */
+  double worst_flip;   /* largest relative distance among the flips */
+} index_diff;
+
+/* Compares `got` with the index the oracle selects from the same pooled key operands
+   (kbar, kbar_scale). tol: relative distance |E - thr| / thr that still counts as a flip.
+   Prints up to `show` mismatches to stderr. */
+void check_index(const problem *pb, const float *kbar, double kbar_scale, const csr_index *got, double tol,
+                 int show, index_diff *out);
+
+typedef struct output_diff {
+  int rows;
+  double err;        /* max |o - o_exact| over the compared rows */
+  double err_emul;   /* max |o_emulated - o_exact| */
+  double bound;      /* 2 err_emul + floor */
+  double rel_l2;     /* ||o - o_exact|| / ||o_exact|| */
+  int bad_rows;      /* rows over the bound, or with a NaN where the oracle has none */
+} output_diff;
+
+/* Compares output rows `o` ([total_q, hq, dim]; only the sampled rows are read) with the
+   oracle given the same index and pooled vectors. Prints up to `show` bad rows. */
+void check_outputs(const problem *pb, const pipeline_result *r, const row_sample *rows, const float *o, int show,
+                   output_diff *out);
+
+#endif

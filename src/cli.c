@@ -1,0 +1,409 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+void opts_defaults(fp2_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->lens.n = 1;
+  o->lens.v[0] = 4096;
+  o->hq = 32;
+  o->hkv = 8;
+  o->dim = 128;
+  o->batch = 1;
+  o->dtype = FP2_BF16;
+  o->alpha = 0.1;
+  o->block = 128;
+  o->qtile = 128;
+  o->sink = 2;
+  o->window = 4;
+  o->recent = 2;
+  o->data = "synth:llm";
+  o->density = -1.0;
+  o->seed = 1;
+  o->backend = BACKEND_AUTO;
+}
+
+/* One term of a size: digits with an optional k (2^10) or m (2^20) suffix. */
+static int parse_size_term(const char *s, size_t len, int64_t *out) {
+  if (len == 0 || len > 24) return -1;
+  char buf[32];
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  int64_t mult = 1;
+  char last = buf[len - 1];
+  if (last == 'k' || last == 'K') mult = 1024;
+  if (last == 'm' || last == 'M') mult = 1024 * 1024;
+  if (mult != 1) buf[--len] = '\0';
+  if (len == 0) return -1;
+  for (size_t i = 0; i < len; i++)
+    if (buf[i] < '0' || buf[i] > '9') return -1;
+  errno = 0;
+  long long v = strtoll(buf, NULL, 10);
+  if (errno || v > INT64_MAX / mult) return -1;
+  *out = (int64_t)v * mult;
+  return 0;
+}
+
+int parse_size(const char *s, int64_t *out, char *err) {
+  int64_t total = 0;
+  const char *p = s;
+  for (;;) {
+    const char *plus = strchr(p, '+');
+    size_t len = plus ? (size_t)(plus - p) : strlen(p);
+    int64_t term;
+    if (parse_size_term(p, len, &term) != 0 || total > INT64_MAX - term) {
+      err_set(err, "'%s' is not a size (examples: 1000, 4k, 128k, 1m, 4k+77)", s);
+      return -1;
+    }
+    total += term;
+    if (!plus) break;
+    p = plus + 1;
+  }
+  *out = total;
+  return 0;
+}
+
+int parse_size_list(const char *s, size_list *out, char *err) {
+  out->n = 0;
+  const char *p = s;
+  for (;;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) {
+      err_set(err, "'%s' is not a list of sizes (example: 4k,8k,16k)", s);
+      return -1;
+    }
+    if (out->n == SIZE_LIST_MAX) {
+      err_set(err, "'%s' has more than %d sizes", s, SIZE_LIST_MAX);
+      return -1;
+    }
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    if (parse_size(buf, &out->v[out->n], err) != 0) return -1;
+    out->n++;
+    if (!comma) break;
+    p = comma + 1;
+  }
+  return 0;
+}
+
+static int parse_int(const char *s, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < INT_MIN || v > INT_MAX) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Index of `s` among the '|'-separated choices, or -1. */
+static int choice_index(const char *choices, const char *s) {
+  int i = 0;
+  size_t n = strlen(s);
+  for (const char *p = choices;; i++) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len == n && strncmp(p, s, n) == 0) return i;
+    if (!bar) return -1;
+    p = bar + 1;
+  }
+}
+
+static void choice_name(const char *choices, int index, char *buf, size_t len) {
+  const char *p = choices;
+  for (int i = 0; i < index && p; i++) {
+    p = strchr(p, '|');
+    if (p) p++;
+  }
+  if (!p) p = "?";
+  size_t n = strcspn(p, "|");
+  if (n >= len) n = len - 1;
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+}
+
+static void format_default(const opt_spec *s, char *buf, size_t len) {
+  switch (s->kind) {
+    case OPT_FLAG: snprintf(buf, len, "%s", *(int *)s->dst ? "on" : "off"); break;
+    case OPT_INT: snprintf(buf, len, "%d", *(int *)s->dst); break;
+    case OPT_SIZE: snprintf(buf, len, "%lld", (long long)*(int64_t *)s->dst); break;
+    case OPT_SIZE_LIST: {
+      const size_list *l = s->dst;
+      size_t used = 0;
+      buf[0] = '\0';
+      for (int i = 0; i < l->n && used < len; i++) {
+        int64_t v = l->v[i];
+        const char *sep = i ? "," : "";
+        if (v % (1024 * 1024) == 0)
+          used += (size_t)snprintf(buf + used, len - used, "%s%lldm", sep, (long long)(v >> 20));
+        else if (v % 1024 == 0)
+          used += (size_t)snprintf(buf + used, len - used, "%s%lldk", sep, (long long)(v >> 10));
+        else
+          used += (size_t)snprintf(buf + used, len - used, "%s%lld", sep, (long long)v);
+      }
+      break;
+    }
+    case OPT_DOUBLE: {
+      double v = *(double *)s->dst;
+      if (v < 0)
+        snprintf(buf, len, "off");
+      else
+        snprintf(buf, len, "%g", v);
+      break;
+    }
+    case OPT_STRING:
+    case OPT_POSITIONAL: {
+      const char *v = *(const char **)s->dst;
+      snprintf(buf, len, "%s", v ? v : "none");
+      break;
+    }
+    case OPT_CHOICE: choice_name(s->meta, *(int *)s->dst, buf, len); break;
+    case OPT_HEADS: {
+      const fp2_opts *o = s->dst;
+      snprintf(buf, len, "%d:%d", o->hq, o->hkv);
+      break;
+    }
+  }
+}
+
+static void print_help(const char *usage, const char *summary, const opt_spec *specs, int n) {
+  printf("usage: fp2bench %s\n\n%s\n\noptions:\n", usage, summary);
+  for (int i = 0; i < n; i++) {
+    const opt_spec *s = &specs[i];
+    char left[64], def[128];
+    if (s->kind == OPT_POSITIONAL)
+      snprintf(left, sizeof left, "%s", s->name);
+    else if (s->kind == OPT_FLAG)
+      snprintf(left, sizeof left, "%s", s->name);
+    else
+      snprintf(left, sizeof left, "%s %s", s->name, s->meta ? s->meta : "V");
+    format_default(s, def, sizeof def);
+    if (s->kind == OPT_FLAG || (s->kind == OPT_POSITIONAL && strcmp(def, "none") == 0))
+      printf("  %-24s %s\n", left, s->help);
+    else
+      printf("  %-24s %s (default: %s)\n", left, s->help, def);
+  }
+  printf("  %-24s %s\n", "--help", "this text");
+}
+
+static int set_value(const opt_spec *s, const char *v, char *err) {
+  switch (s->kind) {
+    case OPT_INT:
+      if (parse_int(v, s->dst) != 0) {
+        err_set(err, "%s: '%s' is not an integer", s->name, v);
+        return -1;
+      }
+      return 0;
+    case OPT_SIZE:
+      if (parse_size(v, s->dst, err) != 0) {
+        char inner[ERR_LEN];
+        snprintf(inner, sizeof inner, "%s", err);
+        err_set(err, "%s: %s", s->name, inner);
+        return -1;
+      }
+      return 0;
+    case OPT_SIZE_LIST:
+      if (parse_size_list(v, s->dst, err) != 0) {
+        char inner[ERR_LEN];
+        snprintf(inner, sizeof inner, "%s", err);
+        err_set(err, "%s: %s", s->name, inner);
+        return -1;
+      }
+      return 0;
+    case OPT_DOUBLE:
+      if (parse_double(v, s->dst) != 0) {
+        err_set(err, "%s: '%s' is not a number", s->name, v);
+        return -1;
+      }
+      return 0;
+    case OPT_STRING:
+    case OPT_POSITIONAL:
+      *(const char **)s->dst = v;
+      return 0;
+    case OPT_CHOICE: {
+      int i = choice_index(s->meta, v);
+      if (i < 0) {
+        err_set(err, "%s: '%s' is not one of %s", s->name, v, s->meta);
+        return -1;
+      }
+      *(int *)s->dst = i;
+      return 0;
+    }
+    case OPT_HEADS: {
+      fp2_opts *o = s->dst;
+      const char *colon = strchr(v, ':');
+      char a[32];
+      size_t la = colon ? (size_t)(colon - v) : 0;
+      if (!colon || la == 0 || la >= sizeof a) {
+        err_set(err, "%s: '%s' is not HQ:HKV (example: 32:8)", s->name, v);
+        return -1;
+      }
+      memcpy(a, v, la);
+      a[la] = '\0';
+      if (parse_int(a, &o->hq) != 0 || parse_int(colon + 1, &o->hkv) != 0) {
+        err_set(err, "%s: '%s' is not HQ:HKV (example: 32:8)", s->name, v);
+        return -1;
+      }
+      return 0;
+    }
+    case OPT_FLAG: break;
+  }
+  return -1;
+}
+
+int cli_parse(int argc, char **argv, const char *usage, const char *summary, const opt_spec *specs,
+              int nspecs) {
+  char err[ERR_LEN];
+  int next_positional = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      print_help(usage, summary, specs, nspecs);
+      return 1;
+    }
+    if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "-") == 0) {
+      const opt_spec *pos = NULL;
+      for (int k = 0, seen = 0; k < nspecs; k++)
+        if (specs[k].kind == OPT_POSITIONAL && seen++ == next_positional) pos = &specs[k];
+      if (!pos) {
+        fail("%s: unexpected argument '%s' (see fp2bench %s --help)", argv[0], arg, argv[0]);
+        return EXIT_USAGE;
+      }
+      next_positional++;
+      set_value(pos, arg, err);
+      if (pos->given) *pos->given = 1;
+      continue;
+    }
+    const char *eq = strchr(arg, '=');
+    size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const opt_spec *s = NULL;
+    for (int k = 0; k < nspecs; k++)
+      if (specs[k].kind != OPT_POSITIONAL && strlen(specs[k].name) == name_len &&
+          strncmp(specs[k].name, arg, name_len) == 0)
+        s = &specs[k];
+    if (!s) {
+      fail("%s: unknown option '%.*s' (see fp2bench %s --help)", argv[0], (int)name_len, arg, argv[0]);
+      return EXIT_USAGE;
+    }
+    if (s->kind == OPT_FLAG) {
+      if (eq) {
+        fail("%s: option '%s' takes no value", argv[0], s->name);
+        return EXIT_USAGE;
+      }
+      *(int *)s->dst = 1;
+      if (s->given) *s->given = 1;
+      continue;
+    }
+    const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+    if (!value) {
+      fail("%s: option '%s' needs a value %s", argv[0], s->name, s->meta ? s->meta : "");
+      return EXIT_USAGE;
+    }
+    if (set_value(s, value, err) != 0) {
+      fail("%s: %s", argv[0], err);
+      return EXIT_USAGE;
+    }
+    if (s->given) *s->given = 1;
+  }
+  return 0;
+}
+
+int opts_validate(const fp2_opts *o, char *err) {
+  for (int i = 0; i < o->lens.n; i++)
+    if (o->lens.v[i] <= 0 || o->lens.v[i] > (1 << 24)) {
+      err_set(err, "--len: %lld is outside 1..16m", (long long)o->lens.v[i]);
+      return -1;
+    }
+  if (o->hq <= 0 || o->hkv <= 0) {
+    err_set(err, "--heads: head counts must be positive (got %d:%d)", o->hq, o->hkv);
+    return -1;
+  }
+  if (o->hq % o->hkv != 0) {
+    err_set(err, "--heads: %d query heads are not a multiple of %d KV heads", o->hq, o->hkv);
+    return -1;
+  }
+  if (o->hq > 1024) {
+    err_set(err, "--heads: %d query heads is more than 1024", o->hq);
+    return -1;
+  }
+  if (o->dim <= 0 || o->dim > 512) {
+    err_set(err, "--dim: %d is outside 1..512", o->dim);
+    return -1;
+  }
+  if (o->batch <= 0 || o->batch > 4096) {
+    err_set(err, "--batch: %d is outside 1..4096", o->batch);
+    return -1;
+  }
+  if (!(o->alpha >= 0.0 && o->alpha <= 1.0)) {
+    err_set(err, "--alpha: %g is outside [0,1]", o->alpha);
+    return -1;
+  }
+  if (o->block <= 0 || o->block > 4096) {
+    err_set(err, "--block: %d is outside 1..4096", o->block);
+    return -1;
+  }
+  if (o->qtile <= 0 || o->qtile > 4096) {
+    err_set(err, "--qtile: %d is outside 1..4096", o->qtile);
+    return -1;
+  }
+  if (o->sink < 0) {
+    err_set(err, "--sink: %d is negative", o->sink);
+    return -1;
+  }
+  if (o->window < 0) {
+    err_set(err, "--window: %d is negative", o->window);
+    return -1;
+  }
+  if (o->recent < 0) {
+    err_set(err, "--recent: %d is negative", o->recent);
+    return -1;
+  }
+  if (o->density >= 0.0 ? !(o->density > 0.0 && o->density <= 1.0) : o->density != -1.0) {
+    err_set(err, "--density: %g is outside (0,1]", o->density);
+    return -1;
+  }
+  if (o->seed < 0) {
+    err_set(err, "--seed: must not be negative");
+    return -1;
+  }
+  return 0;
+}
+
+fp2_params opts_params(const fp2_opts *o) {
+  fp2_params p;
+  memset(&p, 0, sizeof p);
+  p.hq = o->hq;
+  p.hkv = o->hkv;
+  p.dim = o->dim;
+  p.block = o->block;
+  p.qtile = o->qtile;
+  p.alpha = (float)o->alpha;
+  p.sink = o->sink;
+  p.window = o->window;
+  p.recent = o->recent;
+  p.correction = !o->no_correction;
+  p.dtype = (fp2_dtype)o->dtype;
+  return p;
+}
+
+int opts_backend(const fp2_opts *o, int gpu_present) {
+  if (o->backend == BACKEND_AUTO) return gpu_present ? BACKEND_GPU : BACKEND_CPU;
+  return o->backend;
+}

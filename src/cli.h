@@ -1,0 +1,109 @@
+/* Option parsing shared by every subcommand: a table of option specs per command,
+   the options common to all of them, sizes such as 4k or 128k, and shape checks. */
+#ifndef FP2_CLI_H
+#define FP2_CLI_H
+
+#include <stdint.h>
+
+#include "fp2.h"
+
+typedef enum {
+  OPT_FLAG,       /* int*: set to 1 when present */
+  OPT_INT,        /* int*: a plain integer */
+  OPT_SIZE,       /* int64_t*: 1000, 4k, 128k, 1m, 4k+77 */
+  OPT_SIZE_LIST,  /* size_list*: comma-separated sizes */
+  OPT_DOUBLE,     /* double* */
+  OPT_STRING,     /* const char**: NULL when unset */
+  OPT_CHOICE,     /* int*: index into the '|'-separated choices in meta */
+  OPT_HEADS,      /* fp2_opts*: Hq:Hkv */
+  OPT_POSITIONAL  /* const char**: the next bare argument */
+} opt_kind;
+
+typedef struct opt_spec {
+  const char *name; /* "--len", or a label such as "RESULT.json" for OPT_POSITIONAL */
+  opt_kind kind;
+  void *dst;        /* holds the default before parsing */
+  const char *meta; /* value placeholder, or the choices of OPT_CHOICE */
+  const char *help;
+  int *given;       /* optional: set to 1 when the option appears */
+} opt_spec;
+
+#define SIZE_LIST_MAX 32
+typedef struct size_list {
+  int n;
+  int64_t v[SIZE_LIST_MAX];
+} size_list;
+
+enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_GPU };
+#define BACKEND_CHOICES "auto|cpu|gpu"
+#define DTYPE_CHOICES "bf16|fp8"
+
+/* The options every experiment shares (issue: parsed once, the same everywhere). */
+typedef struct fp2_opts {
+  size_list lens;
+  int hq, hkv, dim, batch;
+  int dtype; /* fp2_dtype */
+  double alpha;
+  int block, qtile, sink, window, recent;
+  int no_correction;
+  const char *data;  /* synth:random | synth:llm | synth:niah | FILE.safetensors */
+  double density;    /* forced mask density in (0,1]; < 0 when off */
+  int64_t seed;
+  int backend;
+  const char *out;   /* JSON destination; NULL: none, "-": stdout */
+  /* Which options were given: a recorded file must agree with them, and grids such as
+     check's take a given option as the only value of its axis. */
+  int len_given, heads_given, dim_given, dtype_given, data_given, correction_given;
+} fp2_opts;
+
+void opts_defaults(fp2_opts *o);
+
+/* Spec rows for the shared options, to place inside a command's spec table. */
+#define OPTS_SHAPE(o)                                                                        \
+  {"--len", OPT_SIZE_LIST, &(o)->lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->len_given}, \
+  {"--heads", OPT_HEADS, (o), "HQ:HKV", "query heads : KV heads", &(o)->heads_given},              \
+  {"--dim", OPT_INT, &(o)->dim, "D", "head dimension", &(o)->dim_given},                           \
+  {"--batch", OPT_INT, &(o)->batch, "N", "sequences per batch"},                               \
+  {"--dtype", OPT_CHOICE, &(o)->dtype, DTYPE_CHOICES, "operand precision", &(o)->dtype_given}
+#define OPTS_SELECT(o)                                                                       \
+  {"--alpha", OPT_DOUBLE, &(o)->alpha, "A", "threshold: keep E >= A * max E, A in [0,1]"},  \
+  {"--block", OPT_INT, &(o)->block, "B", "key block size (tokens)"},                         \
+  {"--qtile", OPT_INT, &(o)->qtile, "M", "query tile (packed rows)"},                        \
+  {"--sink", OPT_INT, &(o)->sink, "N", "sink blocks always kept"},                           \
+  {"--window", OPT_INT, &(o)->window, "N", "local window in blocks always kept"},            \
+  {"--recent", OPT_INT, &(o)->recent, "N", "last tiles of a sequence kept dense"},           \
+  {"--no-correction", OPT_FLAG, &(o)->no_correction, NULL, "drop unselected blocks (no mean correction)", \
+   &(o)->correction_given}
+#define OPTS_DATA(o)                                                                                 \
+  {"--data", OPT_STRING, &(o)->data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
+   &(o)->data_given},                                                                                 \
+  {"--density", OPT_DOUBLE, &(o)->density, "X", "force a random block mask of density X (off: score)"},  \
+  {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed"}
+#define OPTS_RUN(o)                                                         \
+  {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \
+  {"--out", OPT_STRING, &(o)->out, "FILE.json", "write the JSON result (- for stdout)"}
+
+/* Every shared option: the start of each experiment's spec table. */
+#define OPTS_EXPERIMENT(o) OPTS_SHAPE(o), OPTS_SELECT(o), OPTS_DATA(o), OPTS_RUN(o)
+
+#define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Parses argv[1..argc-1] (argv[0] is the subcommand). Returns 0 when parsed, 1 when
+   --help was printed (the caller exits 0), EXIT_USAGE after printing a one-line error. */
+int cli_parse(int argc, char **argv, const char *usage, const char *summary, const opt_spec *specs,
+              int nspecs);
+
+/* "4k" -> 4096; returns 0, or -1 with the reason in err. */
+int parse_size(const char *s, int64_t *out, char *err);
+int parse_size_list(const char *s, size_list *out, char *err);
+
+/* Shape and parameter checks common to all experiments; 0 or -1 with err naming the option. */
+int opts_validate(const fp2_opts *o, char *err);
+
+/* Algorithm parameters of the library API from the options. */
+fp2_params opts_params(const fp2_opts *o);
+
+/* Resolves --backend auto; prints why when the gpu was asked for but is absent. */
+int opts_backend(const fp2_opts *o, int gpu_present);
+
+#endif

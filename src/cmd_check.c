@@ -1,0 +1,194 @@
+/* fp2bench check: a backend against the fp64 oracle on fresh random inputs over a grid of
+   shapes. The cpu backend is the oracle in the kernels' precision (bf16/e4m3 pooled keys,
+   rounded probabilities): it shows the precision budget the gpu kernels are held to. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "commands.h"
+#include "error.h"
+#include "experiment.h"
+#include "report.h"
+
+typedef struct check_args {
+  fp2_opts o;
+  int rows;
+  double flip_tol;
+  int show;
+} check_args;
+
+/* One point of the grid. */
+typedef struct check_case {
+  int64_t len;
+  int hq, hkv;
+  const char *data;
+  fp2_dtype dtype;
+  int correction;
+} check_case;
+
+static const char *const grid_sources[] = {"synth:random", "synth:llm"};
+static const int grid_groups[] = {1, 4, 8};
+
+/* Default relative distance to the threshold within which a differing block is a flip:
+   the cpu backend rounds the pooled keys (bf16: 2^-9 relative, e4m3: 2^-4) before scoring,
+   which moves energies by up to a few percent (bf16) or tens of percent (e4m3). */
+static double default_flip_tol(int backend, fp2_dtype dt) {
+  if (backend == BACKEND_GPU) return 1e-4;
+  return dt == FP2_FP8 ? 0.5 : 0.05;
+}
+
+typedef struct case_result {
+  index_diff index;
+  output_diff out;
+  double density;
+  int ok;
+} case_result;
+
+static void run_case(const check_args *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
+  fp2_opts o = a->o;
+  o.lens.n = 1;
+  o.lens.v[0] = c->len;
+  o.hq = c->hq;
+  o.hkv = c->hkv;
+  o.dtype = c->dtype;
+  o.no_correction = !c->correction;
+  o.data = c->data;
+  o.seed = (int64_t)seed;
+  data_source src;
+  char err[ERR_LEN];
+  problem pb;
+  res->ok = 0;
+  if (source_parse(c->data, &src, err) != 0 || source_build(&src, &o, c->len, seed, &pb, err) != 0) {
+    fail("check: %s", err);
+    return;
+  }
+  problem_prepare(&pb, 1);
+  int max_rows = a->rows > 0 ? a->rows : (c->len <= 8192 ? (int)(pb.total_q * pb.p.hq) : 4096);
+  row_sample rows;
+  sample_rows(&pb, max_rows, seed, &rows);
+  pipeline_config cfg = {.density = -1, .seed = seed, .attend = 1, .rows = &rows,
+                         .pooled = POOLED_ROUNDED, .prob = PROB_EMULATED};
+  pipeline_result r;
+  cpu_pipeline(&pb, &cfg, &r);
+  (void)backend;
+
+  /* The reference index: the fp64 definition on exact means for the cpu backend (what its
+     rounding changes), the backend's own pooled operands for the gpu. */
+  size_t npooled = (size_t)pb.p.hkv * pb.cu_blocks[pb.batch] * pb.p.dim;
+  float *kbar_ref = xmalloc(sizeof(float) * (npooled ? npooled : 1));
+  double kbar_ref_scale = ref_pooled_operands(pb.p.dtype, POOLED_EXACT, pb.sk, r.k_mean, kbar_ref, npooled);
+  double tol = a->flip_tol > 0 ? a->flip_tol : default_flip_tol(backend, c->dtype);
+  check_index(&pb, kbar_ref, kbar_ref_scale, &r.index, tol, a->show, &res->index);
+  check_outputs(&pb, &r, &rows, r.o, a->show, &res->out);
+  res->density = (double)r.index.nnz; /* blocks; turned into a share below */
+  res->ok = res->index.mismatches == 0 && res->out.bad_rows == 0;
+  free(kbar_ref);
+  row_sample_free(&rows);
+  pipeline_result_free(&r);
+  problem_free(&pb);
+}
+
+static void print_case(FILE *f, const check_case *c, const case_result *r) {
+  fprintf(f, "%7lld %5d:%-2d %-12s %-4s %-4s %8lld %6lld %9.2g %5lld %7d %9.3g %9.3g %9.3g  %s\n", (long long)c->len,
+          c->hq, c->hkv, c->data, c->dtype == FP2_FP8 ? "fp8" : "bf16", c->correction ? "on" : "off",
+          (long long)r->index.blocks, (long long)r->index.flips, r->index.worst_flip, (long long)r->index.mismatches,
+          r->out.rows, r->out.err, r->out.bound, r->out.rel_l2, r->ok ? "ok" : "FAIL");
+}
+
+static void add_row(report *rep, const check_case *c, const case_result *r) {
+  cJSON *row = report_add_row(rep);
+  report_put_number(row, "len", (double)c->len);
+  report_put_number(row, "hq", c->hq);
+  report_put_number(row, "hkv", c->hkv);
+  report_put_string(row, "data", c->data);
+  report_put_string(row, "dtype", c->dtype == FP2_FP8 ? "fp8" : "bf16");
+  report_put(row, "correction", cJSON_CreateBool(c->correction));
+  report_put_number(row, "index_blocks", (double)r->index.blocks);
+  report_put_number(row, "index_flips", (double)r->index.flips);
+  report_put_number(row, "index_worst_flip", r->index.worst_flip);
+  report_put_number(row, "index_mismatches", (double)r->index.mismatches);
+  report_put_number(row, "rows", r->out.rows);
+  report_put_number(row, "max_error", r->out.err);
+  report_put_number(row, "max_error_emulated", r->out.err_emul);
+  report_put_number(row, "bound", r->out.bound);
+  report_put_number(row, "rel_l2", r->out.rel_l2);
+  report_put_number(row, "bad_rows", r->out.bad_rows);
+  report_put(row, "ok", cJSON_CreateBool(r->ok));
+}
+
+int cmd_check(int argc, char **argv) {
+  check_args a = {.rows = 0, .flip_tol = 0, .show = 10};
+  opts_defaults(&a.o);
+  const opt_spec specs[] = {
+      OPTS_EXPERIMENT(&a.o),
+      {"--rows", OPT_INT, &a.rows, "N", "output rows compared per case (0: all up to 8K, else 4096 sampled)"},
+      {"--flip-tol", OPT_DOUBLE, &a.flip_tol, "X", "relative distance to the threshold of a tolerated flip (0: default)"},
+      {"--show", OPT_INT, &a.show, "N", "mismatches printed per case"},
+  };
+  int rc = cli_parse(argc, argv, "check [options]",
+                     "Compare a backend with the fp64 oracle on fresh random inputs over a grid:\n"
+                     "lengths (--len), groups g = 1, 4, 8 (or --heads), synth:random and synth:llm\n"
+                     "(or --data), bf16 and fp8 (or --dtype), correction on and off (or\n"
+                     "--no-correction). The index must match but for near-threshold flips; outputs\n"
+                     "must stay within 2x the error of the oracle emulating the kernels' rounding\n"
+                     "plus 1/256. Exit 1 on any mismatch.",
+                     specs, NOPTS(specs));
+  if (rc) return rc == 1 ? EXIT_OK : rc;
+  data_source src;
+  if ((rc = experiment_setup("check", &a.o, &src))) return rc;
+  if (src.is_file) {
+    fail("check: --data: check draws fresh random inputs; give synth:random, synth:llm or synth:niah");
+    return EXIT_USAGE;
+  }
+  if (a.rows < 0 || a.flip_tol < 0 || a.show < 0) {
+    fail("check: --rows, --flip-tol and --show must not be negative");
+    return EXIT_USAGE;
+  }
+  int backend = experiment_backend("check", &a.o);
+  if (backend < 0) return -backend;
+  if (backend == BACKEND_GPU) {
+    fail("check: the gpu backend is not part of this build yet; use --backend cpu");
+    return EXIT_RUNTIME;
+  }
+  if (!a.o.len_given) {
+    a.o.lens.n = 2;
+    a.o.lens.v[0] = 1024;
+    a.o.lens.v[1] = 2048 + 77;
+  }
+
+  FILE *txt = experiment_text(&a.o);
+  report *rep = a.o.out ? report_new("check", argc, argv) : NULL;
+  if (rep) experiment_config(report_config(rep), &a.o, &src, "cpu");
+  fprintf(txt, "%7s %8s %-12s %-4s %-4s %8s %6s %9s %5s %7s %9s %9s %9s  %s\n", "len", "heads", "data", "type",
+          "corr", "blocks", "flips", "worst", "mism", "rows", "max err", "bound", "rel L2", "verdict");
+  int ncases = 0, nfailed = 0;
+  for (int li = 0; li < a.o.lens.n; li++)
+    for (int gi = 0; gi < (a.o.heads_given ? 1 : 3); gi++)
+      for (int si = 0; si < (a.o.data_given ? 1 : 2); si++)
+        for (int di = 0; di < (a.o.dtype_given ? 1 : 2); di++)
+          for (int ci = 0; ci < (a.o.correction_given ? 1 : 2); ci++) {
+            check_case c = {.len = a.o.lens.v[li],
+                            .hq = a.o.heads_given ? a.o.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
+                            .hkv = a.o.heads_given ? a.o.hkv : (backend == BACKEND_GPU ? 8 : 1),
+                            .data = a.o.data_given ? a.o.data : grid_sources[si],
+                            .dtype = a.o.dtype_given ? (fp2_dtype)a.o.dtype : (fp2_dtype)di,
+                            .correction = a.o.correction_given ? 0 : ci == 0};
+            case_result r;
+            run_case(&a, backend, &c, (uint64_t)a.o.seed + 7919u * (uint64_t)ncases, &r);
+            print_case(txt, &c, &r);
+            fflush(txt);
+            if (rep) add_row(rep, &c, &r);
+            ncases++;
+            nfailed += !r.ok;
+          }
+  fprintf(txt, "%d of %d cases passed\n", ncases - nfailed, ncases);
+  char err[ERR_LEN];
+  if (rep && report_write(rep, a.o.out, err) != 0) {
+    fail("check: %s", err);
+    nfailed = nfailed ? nfailed : -1;
+  }
+  report_free(rep);
+  if (nfailed < 0) return EXIT_RUNTIME;
+  return nfailed ? EXIT_FAILED : EXIT_OK;
+}

@@ -1,0 +1,149 @@
+/* fp2bench run: one forward pass (pool -> select -> attend) on one source, with its
+   density, stage times and quality against full attention on sampled rows. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "density.h"
+#include "error.h"
+#include "experiment.h"
+#include "quality.h"
+#include "report.h"
+
+/* Score[T,J] is dumped when it has at most this many elements (256 MB of f32). */
+#define SCORE_DUMP_MAX ((int64_t)1 << 26)
+
+typedef struct run_args {
+  fp2_opts o;
+  const char *dump;
+  int rows;
+} run_args;
+
+static void print_summary(FILE *f, const pipeline_result *r, const density_stats *d, const quality *q,
+                          double needle, int needle_rows) {
+  fprintf(f, "density      %.2f%% of causal pairs   per KV head:", 100 * density_overall(d));
+  for (int h = 0; h < d->hkv; h++) fprintf(f, " %.1f", 100 * density_of_head(d, h));
+  fprintf(f, "\n");
+  fprintf(f, "index        %lld blocks in %d segments (%.1f per segment)\n", (long long)r->index.nnz, r->index.nseg,
+         r->index.nseg ? (double)r->index.nnz / r->index.nseg : 0.0);
+  fprintf(f, "flops        sparse %.3g, index %.3g, correction %.3g, auxiliary/sparse %.1f%%\n", flops_sparse(d),
+         flops_index(d), flops_correction(d), 100 * flops_aux_ratio(d));
+  fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
+  fprintf(f, "quality      rel. L2 error vs full attention %.3g with correction, %.3g without; "
+         "attention-mass recall %.2f%% (%d rows)\n",
+         q->err_corrected, q->err_uncorrected, 100 * q->mass_recall, q->rows);
+  if (needle_rows) fprintf(f, "needles      recall %.2f%% over %d question rows\n", 100 * needle, needle_rows);
+}
+
+static void add_row(report *rep, const problem *pb, const pipeline_result *r, const density_stats *d,
+                    const quality *q, double needle, int needle_rows) {
+  cJSON *row = report_add_row(rep);
+  report_put_number(row, "len", pb->lq[0]);
+  report_put_number(row, "density", density_overall(d));
+  cJSON *heads = cJSON_CreateArray();
+  for (int h = 0; h < d->hkv; h++) cJSON_AddItemToArray(heads, cJSON_CreateNumber(density_of_head(d, h)));
+  report_put(row, "density_per_head", heads);
+  report_put_number(row, "blocks_kept", (double)r->index.nnz);
+  report_put_number(row, "segments", r->index.nseg);
+  report_put_number(row, "flops_dense", flops_dense(d));
+  report_put_number(row, "flops_sparse", flops_sparse(d));
+  report_put_number(row, "flops_index", flops_index(d));
+  report_put_number(row, "flops_correction", flops_correction(d));
+  report_put_number(row, "aux_ratio", flops_aux_ratio(d));
+  report_add_times(row, "pool", &r->ms_pool, 1);
+  report_add_times(row, "select", &r->ms_select, 1);
+  report_add_times(row, "attend", &r->ms_attend, 1);
+  report_put_number(row, "quality_rows", q->rows);
+  report_put_number(row, "err_corrected", q->err_corrected);
+  report_put_number(row, "err_uncorrected", q->err_uncorrected);
+  report_put_number(row, "mass_recall", q->mass_recall);
+  if (needle_rows) {
+    report_put_number(row, "needle_recall", needle);
+    report_put_number(row, "needle_rows", needle_rows);
+  }
+}
+
+int cmd_run(int argc, char **argv) {
+  run_args a = {.dump = NULL, .rows = 64};
+  opts_defaults(&a.o);
+  const opt_spec specs[] = {
+      OPTS_EXPERIMENT(&a.o),
+      {"--dump", OPT_STRING, &a.dump, "OUT.safetensors", "write o, k_mean, v_mean, csr_offsets, csr_indices, score"},
+      {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
+  };
+  int rc = cli_parse(argc, argv, "run [options]",
+                     "One forward pass (pool, select, attend) on one source: density, stage times,\n"
+                     "and quality against full attention on sampled rows.",
+                     specs, NOPTS(specs));
+  if (rc) return rc == 1 ? EXIT_OK : rc;
+  data_source src;
+  if ((rc = experiment_setup("run", &a.o, &src))) return rc;
+  if (a.o.lens.n != 1) {
+    fail("run: --len takes one length (use density or speedup for several)");
+    return EXIT_USAGE;
+  }
+  if (a.rows < 0) {
+    fail("run: --rows: %d is negative", a.rows);
+    return EXIT_USAGE;
+  }
+  int backend = experiment_backend("run", &a.o);
+  if (backend < 0) return -backend;
+  if (backend == BACKEND_GPU) {
+    fail("run: the gpu backend is not part of this build yet; use --backend cpu");
+    return EXIT_RUNTIME;
+  }
+  if (a.o.backend == BACKEND_AUTO && !a.o.len_given && !a.o.data_given) {
+    a.o.lens.v[0] = 1024;
+    fprintf(stderr, "fp2bench: run: no GPU backend here: the cpu backend (fp64 oracle) runs at a small size, "
+                    "--len 1k\n");
+  }
+
+  problem pb;
+  if ((rc = experiment_problem("run", &src, &a.o, a.o.lens.v[0], 0, &pb))) return rc;
+  fprintf(stderr, "fp2bench: run: %s, len %d, batch %d, heads %d:%d, dim %d, %s, cpu backend (fp64 oracle)\n",
+          source_name(&src), pb.lq[0], pb.batch, pb.p.hq, pb.p.hkv, pb.p.dim, a.o.dtype == FP2_FP8 ? "fp8" : "bf16");
+  int64_t score_elems = (int64_t)pb.p.hkv * pb.cu_tiles[1] * pb.cu_blocks[1];
+  pipeline_config cfg = {.density = a.o.density,
+                         .seed = (uint64_t)a.o.seed,
+                         .want = NULL,
+                         .want_score = a.dump && pb.batch == 1 && score_elems <= SCORE_DUMP_MAX,
+                         .attend = 1,
+                         .pooled = POOLED_EXACT,
+                         .prob = PROB_EXACT};
+  pipeline_result r;
+  cpu_pipeline(&pb, &cfg, &r);
+
+  density_stats d;
+  density_measure(&pb, &r.index, pb.p.correction, &d);
+  row_sample rows;
+  sample_rows(&pb, a.rows, (uint64_t)a.o.seed, &rows);
+  pooled_view pooled = pipeline_pooled(&r);
+  quality q;
+  quality_measure(&pb, &r.index, pb.p.correction ? &pooled : NULL, &rows, r.o, &q);
+  int needle_rows;
+  double needle = needle_recall(&pb, &r.index, &needle_rows);
+  print_summary(experiment_text(&a.o), &r, &d, &q, needle, needle_rows);
+
+  char err[ERR_LEN];
+  rc = EXIT_OK;
+  if (a.dump && experiment_dump(a.dump, &pb, &r, err) != 0) {
+    fail("run: %s", err);
+    rc = EXIT_RUNTIME;
+  }
+  if (rc == EXIT_OK && a.o.out) {
+    report *rep = report_new("run", argc, argv);
+    experiment_config(report_config(rep), &a.o, &src, "cpu");
+    add_row(rep, &pb, &r, &d, &q, needle, needle_rows);
+    if (report_write(rep, a.o.out, err) != 0) {
+      fail("run: %s", err);
+      rc = EXIT_RUNTIME;
+    }
+    report_free(rep);
+  }
+  row_sample_free(&rows);
+  density_free(&d);
+  pipeline_result_free(&r);
+  problem_free(&pb);
+  return rc;
+}

@@ -1,0 +1,12 @@
+/* The subcommands of fp2bench: each takes its own argv (argv[0] is its name) and
+   returns an exit code from error.h. */
+#ifndef FP2_COMMANDS_H
+#define FP2_COMMANDS_H
+
+int cmd_info(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_density(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+#endif

@@ -1,0 +1,114 @@
+/* The cpu backend: the oracle run stage by stage over a whole problem, timed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "pipeline.h"
+#include "progress.h"
+#include "wallclock.h"
+
+int problem_max_blocks(const problem *pb) {
+  int m = 0;
+  for (int b = 0; b < pb->batch; b++)
+    if (pb->cu_blocks[b + 1] - pb->cu_blocks[b] > m) m = pb->cu_blocks[b + 1] - pb->cu_blocks[b];
+  return m;
+}
+
+pooled_view pipeline_pooled(const pipeline_result *r) {
+  pooled_view v = {r->kbar, r->vbar, r->kbar_scale, r->vbar_scale};
+  return v;
+}
+
+/* One output row from the oracle into o. */
+static void attend_row(const problem *pb, const pipeline_result *r, prob_mode mode, int b, int i, int head,
+                       double *scratch, float *o) {
+  const fp2_params *p = &pb->p;
+  const int g = fp2_group(p), dim = p->dim;
+  const pooled_view pooled = pipeline_pooled(r);
+  int seg = problem_segment(pb, b, head / g, (i * g + head % g) / p->qtile);
+  const int *blocks = r->index.indices + r->index.offsets[seg];
+  int n = r->index.offsets[seg + 1] - r->index.offsets[seg];
+  double lse;
+  ref_attend_row(pb, problem_operands(pb), b, i, head, blocks, n, p->correction ? &pooled : NULL, mode, scratch, &lse);
+  float *dst = o + ((size_t)(pb->cu_q[b] + i) * p->hq + head) * dim;
+  for (int d = 0; d < dim; d++) dst[d] = (float)scratch[d];
+}
+
+static void attend_all(const problem *pb, const pipeline_result *r, prob_mode mode, float *o) {
+  progress pr;
+  progress_begin(&pr, "attend", (double)pb->total_q);
+  for (int b = 0; b < pb->batch; b++) {
+#pragma omp parallel
+    {
+      double *row = xmalloc(sizeof(double) * (size_t)pb->p.dim);
+#pragma omp for schedule(dynamic, 16)
+      for (int i = 0; i < pb->lq[b]; i++) {
+        for (int head = 0; head < pb->p.hq; head++) attend_row(pb, r, mode, b, i, head, row, o);
+        progress_add(&pr, 1);
+      }
+      free(row);
+    }
+  }
+  progress_end(&pr);
+}
+
+static void attend_sampled(const problem *pb, const pipeline_result *r, prob_mode mode, const row_sample *rows,
+                           float *o) {
+#pragma omp parallel
+  {
+    double *row = xmalloc(sizeof(double) * (size_t)pb->p.dim);
+#pragma omp for schedule(dynamic, 4)
+    for (int k = 0; k < rows->n; k++) attend_row(pb, r, mode, rows->b[k], rows->i[k], rows->head[k], row, o);
+    free(row);
+  }
+}
+
+void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result *out) {
+  const fp2_params *p = &pb->p;
+  memset(out, 0, sizeof *out);
+  size_t npooled = (size_t)p->hkv * (size_t)pb->cu_blocks[pb->batch] * (size_t)p->dim;
+  double t0 = wall_ms();
+  out->k_mean = xmalloc(sizeof(float) * (npooled > 0 ? npooled : 1));
+  out->v_mean = xmalloc(sizeof(float) * (npooled > 0 ? npooled : 1));
+  out->kbar = xmalloc(sizeof(float) * (npooled > 0 ? npooled : 1));
+  out->vbar = xmalloc(sizeof(float) * (npooled > 0 ? npooled : 1));
+  ref_pool(pb, out->k_mean, out->v_mean);
+  out->kbar_scale = ref_pooled_operands(p->dtype, cfg->pooled, pb->sk, out->k_mean, out->kbar, npooled);
+  out->vbar_scale = ref_pooled_operands(p->dtype, cfg->pooled, pb->sv, out->v_mean, out->vbar, npooled);
+  double t1 = wall_ms();
+  out->max_blocks = problem_max_blocks(pb);
+  if (cfg->density >= 0) {
+    ref_forced_index(pb, cfg->density, cfg->seed, &out->index);
+  } else {
+    if (cfg->want_score)
+      out->score = xcalloc((size_t)problem_num_segments(pb) * (size_t)out->max_blocks + 1, sizeof(float));
+    ref_select(pb, out->kbar, out->kbar_scale, cfg->want, &out->index, out->score, out->max_blocks);
+  }
+  double t2 = wall_ms();
+  if (cfg->attend) {
+    size_t n = (size_t)pb->total_q * (size_t)p->hq * (size_t)p->dim;
+    out->o = xmalloc(sizeof(float) * n);
+    if (cfg->rows) {
+      for (size_t i = 0; i < n; i++) out->o[i] = NAN;
+      attend_sampled(pb, out, cfg->prob, cfg->rows, out->o);
+    } else {
+      attend_all(pb, out, cfg->prob, out->o);
+    }
+  }
+  double t3 = wall_ms();
+  out->ms_pool = t1 - t0;
+  out->ms_select = t2 - t1;
+  out->ms_attend = t3 - t2;
+}
+
+void pipeline_result_free(pipeline_result *r) {
+  free(r->k_mean);
+  free(r->v_mean);
+  free(r->kbar);
+  free(r->vbar);
+  csr_free(&r->index);
+  free(r->score);
+  free(r->o);
+  memset(r, 0, sizeof *r);
+}

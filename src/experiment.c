@@ -1,0 +1,105 @@
+#include "experiment.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "gpu_info.h"
+#include "report.h"
+#include "safetensors.h"
+
+int experiment_setup(const char *cmd, fp2_opts *o, data_source *src) {
+  char err[ERR_LEN];
+  if (opts_validate(o, err) != 0 || source_parse(o->data, src, err) != 0) {
+    fail("%s: %s", cmd, err);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+int experiment_backend(const char *cmd, const fp2_opts *o) {
+  char why[ERR_LEN] = "";
+  int gpus = gpu_probe(why);
+  if (o->backend == BACKEND_GPU && gpus == 0) {
+    fail("%s: --backend gpu: no CUDA GPU found%s%s", cmd, why[0] ? ": " : "", why);
+    return -EXIT_SKIP;
+  }
+  return opts_backend(o, gpus > 0);
+}
+
+int experiment_problem(const char *cmd, const data_source *src, fp2_opts *o, int64_t len, int round, problem *pb) {
+  char err[ERR_LEN];
+  if (source_build(src, o, len, (uint64_t)o->seed, pb, err) != 0) {
+    fail("%s: %s", cmd, err);
+    return EXIT_USAGE;
+  }
+  problem_prepare(pb, round);
+  return 0;
+}
+
+FILE *experiment_text(const fp2_opts *o) { return o->out && strcmp(o->out, "-") == 0 ? stderr : stdout; }
+
+void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src, const char *backend) {
+  cJSON *lens = cJSON_CreateArray();
+  for (int i = 0; i < o->lens.n; i++) cJSON_AddItemToArray(lens, cJSON_CreateNumber((double)o->lens.v[i]));
+  report_put(config, "len", lens);
+  report_put_number(config, "hq", o->hq);
+  report_put_number(config, "hkv", o->hkv);
+  report_put_number(config, "dim", o->dim);
+  report_put_number(config, "batch", o->batch);
+  report_put_string(config, "dtype", o->dtype == FP2_FP8 ? "fp8" : "bf16");
+  report_put_number(config, "alpha", (float)o->alpha);
+  report_put_number(config, "block", o->block);
+  report_put_number(config, "qtile", o->qtile);
+  report_put_number(config, "sink", o->sink);
+  report_put_number(config, "window", o->window);
+  report_put_number(config, "recent", o->recent);
+  report_put(config, "correction", cJSON_CreateBool(!o->no_correction));
+  report_put_string(config, "data", source_name(src));
+  if (o->density >= 0)
+    report_put_number(config, "forced_density", o->density);
+  else
+    report_put(config, "forced_density", cJSON_CreateNull());
+  report_put_number(config, "seed", (double)o->seed);
+  report_put_string(config, "backend", backend);
+}
+
+static void shape_tensor(tensor *t, const char *name, tensor_dtype dt, int ndim, int64_t a, int64_t b, int64_t c) {
+  int64_t shape[3] = {a, b, c};
+  tensor_init(t, name, dt, ndim, shape);
+}
+
+int experiment_dump(const char *path, const problem *pb, const pipeline_result *r, char *err) {
+  const fp2_params *p = &pb->p;
+  const int len = pb->lq[0], nblk = pb->cu_blocks[1], ntiles = pb->cu_tiles[1];
+  const size_t pooled = (size_t)p->hkv * nblk * p->dim;
+  if (pb->batch != 1) {
+    err_set(err, "--dump: writes one sequence, but the batch holds %d", pb->batch);
+    return -1;
+  }
+  if (!r->o) {
+    err_set(err, "--dump: the output was not computed for every row");
+    return -1;
+  }
+  tensor t[6];
+  int n = 0;
+  shape_tensor(&t[n], "o", TENSOR_F32, 3, len, p->hq, p->dim);
+  memcpy(t[n++].data, r->o, sizeof(float) * (size_t)len * p->hq * p->dim);
+  shape_tensor(&t[n], "k_mean", TENSOR_F32, 3, p->hkv, nblk, p->dim);
+  memcpy(t[n++].data, r->k_mean, sizeof(float) * pooled);
+  shape_tensor(&t[n], "v_mean", TENSOR_F32, 3, p->hkv, nblk, p->dim);
+  memcpy(t[n++].data, r->v_mean, sizeof(float) * pooled);
+  shape_tensor(&t[n], "csr_offsets", TENSOR_I32, 1, r->index.nseg + 1, 0, 0);
+  memcpy(t[n++].data, r->index.offsets, sizeof(int) * (size_t)(r->index.nseg + 1));
+  shape_tensor(&t[n], "csr_indices", TENSOR_I32, 1, r->index.nnz, 0, 0);
+  memcpy(t[n++].data, r->index.indices, sizeof(int) * (size_t)r->index.nnz);
+  if (r->score) {
+    shape_tensor(&t[n], "score", TENSOR_F32, 3, p->hkv, ntiles, nblk);
+    memcpy(t[n++].data, r->score, sizeof(float) * (size_t)p->hkv * ntiles * nblk);
+  }
+  const tensor *list[6];
+  for (int i = 0; i < n; i++) list[i] = &t[i];
+  int rc = st_save(path, list, n, err);
+  for (int i = 0; i < n; i++) tensor_free(&t[i]);
+  return rc;
+}

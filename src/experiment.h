@@ -1,0 +1,35 @@
+/* Pieces every experiment subcommand shares: checked options, the problem of one length,
+   the config block of the result, and the dump of one forward pass. */
+#ifndef FP2_EXPERIMENT_H
+#define FP2_EXPERIMENT_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "pipeline.h"
+#include "source.h"
+
+/* Validates the shared options and parses --data; prints the error and returns EXIT_USAGE,
+   or 0. `cmd` prefixes the message. */
+int experiment_setup(const char *cmd, fp2_opts *o, data_source *src);
+
+/* The backend to run: resolves auto, refuses gpu where no GPU is present (EXIT_SKIP with the
+   reason), returns BACKEND_CPU or BACKEND_GPU, or a negative exit code negated. */
+int experiment_backend(const char *cmd, const fp2_opts *o);
+
+/* Builds the problem of one length and prepares its operands (round: see problem_prepare).
+   Prints the error and returns EXIT_USAGE on failure. */
+int experiment_problem(const char *cmd, const data_source *src, fp2_opts *o, int64_t len, int round, problem *pb);
+
+/* Where the human-readable table goes: stdout, or stderr when the JSON goes to stdout. */
+FILE *experiment_text(const fp2_opts *o);
+
+/* The options as the result's config object. */
+void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src, const char *backend);
+
+/* Writes the tensors of DESIGN.md section 4 (o, k_mean, v_mean, csr_offsets, csr_indices,
+   and score when present) for the one sequence of pb. */
+int experiment_dump(const char *path, const problem *pb, const pipeline_result *r, char *err);
+
+#endif

@@ -1,0 +1,44 @@
+/* One forward pass — pool, select, attend — and what it produced, whichever backend ran
+   it. The cpu backend is the oracle itself (reference.h); the gpu backend runs the kernels. */
+#ifndef FP2_PIPELINE_H
+#define FP2_PIPELINE_H
+
+#include <stdint.h>
+
+#include "reference.h"
+#include "sample.h"
+
+typedef struct pipeline_config {
+  double density;        /* forced mask density, < 0: select by scores */
+  uint64_t seed;         /* for the forced mask */
+  const unsigned char *want; /* segments to select (NULL: all); attention needs all */
+  int want_score;        /* also produce Score[T,J] (small problems only) */
+  int attend;            /* 1: compute output rows; 0: stop after the index */
+  const row_sample *rows; /* with attend: only these rows (the others stay NaN); NULL: all */
+  pooled_mode pooled;    /* cpu backend: rounding of pooled vectors */
+  prob_mode prob;        /* cpu backend: rounding of probabilities */
+} pipeline_config;
+
+typedef struct pipeline_result {
+  float *k_mean, *v_mean;  /* [hkv, total blocks, dim] f32 means */
+  float *kbar, *vbar;      /* pooled operands used by select and correction */
+  double kbar_scale, vbar_scale;
+  csr_index index;
+  float *score;            /* [nseg, max_blocks] or NULL */
+  int max_blocks;
+  float *o;                /* [total_q, hq, dim] or NULL */
+  double ms_pool, ms_select, ms_attend; /* wall time of each stage */
+} pipeline_result;
+
+/* The cpu backend. Never fails (out of memory exits). */
+void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result *out);
+
+void pipeline_result_free(pipeline_result *r);
+
+/* The pooled view of a result for ref_attend_row (NULL when correction is off). */
+pooled_view pipeline_pooled(const pipeline_result *r);
+
+/* Largest key-block count of any sequence. */
+int problem_max_blocks(const problem *pb);
+
+#endif

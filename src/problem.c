@@ -1,0 +1,129 @@
+#include "problem.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "numeric.h"
+
+int niah_needle_of(const niah_info *ni, int pos) {
+  if (!ni || ni->n == 0 || pos < ni->question_begin || pos >= ni->question_begin + ni->question_len)
+    return -1;
+  int part = ni->question_len / ni->n;
+  int k = (pos - ni->question_begin) / (part > 0 ? part : 1);
+  return k < ni->n ? k : ni->n - 1;
+}
+
+void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk) {
+  memset(pb, 0, sizeof *pb);
+  pb->p = *p;
+  pb->batch = batch;
+  pb->lq = xmalloc(sizeof(int) * (size_t)batch);
+  pb->lk = xmalloc(sizeof(int) * (size_t)batch);
+  pb->cu_q = xmalloc(sizeof(int64_t) * (size_t)(batch + 1));
+  pb->cu_k = xmalloc(sizeof(int64_t) * (size_t)(batch + 1));
+  pb->cu_tiles = xmalloc(sizeof(int) * (size_t)(batch + 1));
+  pb->cu_blocks = xmalloc(sizeof(int) * (size_t)(batch + 1));
+  pb->cu_q[0] = pb->cu_k[0] = 0;
+  pb->cu_tiles[0] = pb->cu_blocks[0] = 0;
+  for (int b = 0; b < batch; b++) {
+    pb->lq[b] = lq[b];
+    pb->lk[b] = lk[b];
+    pb->cu_q[b + 1] = pb->cu_q[b] + lq[b];
+    pb->cu_k[b + 1] = pb->cu_k[b] + lk[b];
+    pb->cu_tiles[b + 1] = pb->cu_tiles[b] + fp2_num_tiles(p, lq[b]);
+    pb->cu_blocks[b + 1] = pb->cu_blocks[b] + fp2_num_blocks(p, lk[b]);
+  }
+  pb->total_q = pb->cu_q[batch];
+  pb->total_k = pb->cu_k[batch];
+  pb->q = xmalloc(sizeof(float) * (size_t)pb->total_q * (size_t)p->hq * (size_t)p->dim);
+  pb->k = xmalloc(sizeof(float) * (size_t)pb->total_k * (size_t)p->hkv * (size_t)p->dim);
+  pb->v = xmalloc(sizeof(float) * (size_t)pb->total_k * (size_t)p->hkv * (size_t)p->dim);
+  pb->sq = pb->sk = pb->sv = 1.0f;
+}
+
+static void free_operands(problem *pb) {
+  if (pb->qo != pb->q) free(pb->qo);
+  if (pb->ko != pb->k) free(pb->ko);
+  if (pb->vo != pb->v) free(pb->vo);
+  pb->qo = pb->ko = pb->vo = NULL;
+}
+
+void problem_free(problem *pb) {
+  free_operands(pb);
+  free(pb->q);
+  free(pb->k);
+  free(pb->v);
+  free(pb->lq);
+  free(pb->lk);
+  free(pb->cu_q);
+  free(pb->cu_k);
+  free(pb->cu_tiles);
+  free(pb->cu_blocks);
+  free(pb->niah);
+  memset(pb, 0, sizeof *pb);
+}
+
+static float amax_of(const float *x, size_t n) {
+  float m = 0.0f;
+  for (size_t i = 0; i < n; i++) {
+    float a = fabsf(x[i]);
+    if (a > m) m = a; /* NaN never compares greater: amax of the finite values */
+  }
+  return m;
+}
+
+/* e4m3 code values of x / scale; the scale is amax / 448 as DESIGN.md section 3 fixes. */
+static float *quantize_e4m3(const float *x, size_t n, float *scale) {
+  float *out = xmalloc(sizeof(float) * n);
+  *scale = fp8_scale_from_amax(amax_of(x, n));
+  float s = *scale;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) out[i] = e4m3_round(x[i] / s);
+  return out;
+}
+
+/* bf16 copy, or the source itself when every value is already a bf16 value. */
+static float *round_bf16(float *x, size_t n) {
+  size_t i = 0;
+  while (i < n && (bf16_round(x[i]) == x[i] || isnan(x[i]))) i++;
+  if (i == n) return x;
+  float *out = xmalloc(sizeof(float) * n);
+#pragma omp parallel for schedule(static)
+  for (size_t j = 0; j < n; j++) out[j] = bf16_round(x[j]);
+  return out;
+}
+
+void problem_prepare(problem *pb, int round) {
+  free_operands(pb);
+  size_t nq = (size_t)pb->total_q * (size_t)pb->p.hq * (size_t)pb->p.dim;
+  size_t nk = (size_t)pb->total_k * (size_t)pb->p.hkv * (size_t)pb->p.dim;
+  pb->sq = pb->sk = pb->sv = 1.0f;
+  pb->qo = round ? round_bf16(pb->q, nq) : pb->q;
+  pb->ko = round ? round_bf16(pb->k, nk) : pb->k;
+  pb->vo = round ? round_bf16(pb->v, nk) : pb->v;
+  if (pb->p.dtype != FP2_FP8) return;
+  /* FP8 quantises what the model handed over (bf16 on the GPU path). */
+  float *bq = pb->qo, *bk = pb->ko, *bv = pb->vo;
+  pb->qo = quantize_e4m3(bq, nq, &pb->sq);
+  pb->ko = quantize_e4m3(bk, nk, &pb->sk);
+  pb->vo = quantize_e4m3(bv, nk, &pb->sv);
+  if (bq != pb->q) free(bq);
+  if (bk != pb->k) free(bk);
+  if (bv != pb->v) free(bv);
+}
+
+qkv_view problem_source(const problem *pb) {
+  qkv_view v = {pb->q, pb->k, pb->v, 1.0, 1.0, 1.0};
+  return v;
+}
+
+qkv_view problem_operands(const problem *pb) {
+  qkv_view v = {pb->qo, pb->ko, pb->vo, pb->sq, pb->sk, pb->sv};
+  return v;
+}
+
+double problem_source_bytes(const fp2_params *p, int64_t total_q, int64_t total_k) {
+  return 4.0 * (double)p->dim * ((double)total_q * p->hq + 2.0 * (double)total_k * p->hkv);
+}

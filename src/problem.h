@@ -1,0 +1,66 @@
+/* The inputs of one forward pass on the host: a batch of sequences (varlen), their
+   source Q/K/V as a model produced them, and the operands a backend computes on. */
+#ifndef FP2_PROBLEM_H
+#define FP2_PROBLEM_H
+
+#include <stdint.h>
+
+#include "fp2.h"
+
+#define NIAH_MAX_NEEDLES 8
+
+/* Needles planted by synth:niah in one sequence, and the question rows that look for them. */
+typedef struct niah_info {
+  int n;
+  int start[NIAH_MAX_NEEDLES], len[NIAH_MAX_NEEDLES]; /* key positions of each needle */
+  int question_begin, question_len; /* query positions; part k asks for needle k */
+} niah_info;
+
+/* Which needle the query at position pos asks for, or -1. */
+int niah_needle_of(const niah_info *ni, int pos);
+
+/* A view of Q/K/V values with their per-tensor dequantisation scales (1 unless FP8). */
+typedef struct qkv_view {
+  const float *q; /* [total_q, hq, dim] */
+  const float *k; /* [total_k, hkv, dim] */
+  const float *v; /* [total_k, hkv, dim] */
+  double sq, sk, sv;
+} qkv_view;
+
+typedef struct problem {
+  fp2_params p;
+  int batch;
+  int *lq, *lk;          /* [batch] queries are the last lq of lk positions */
+  int64_t *cu_q, *cu_k;  /* [batch+1] first row of each sequence in Q and in K/V */
+  int *cu_tiles;         /* [batch+1] prefix of query tiles per KV head */
+  int *cu_blocks;        /* [batch+1] prefix of key blocks */
+  int64_t total_q, total_k;
+  float *q, *k, *v;      /* source values, f32 */
+  niah_info *niah;       /* [batch] for synth:niah, else NULL */
+  /* Operands (problem_prepare): bf16-rounded source for BF16, e4m3 code values for FP8. */
+  float *qo, *ko, *vo;
+  float sq, sk, sv;
+} problem;
+
+/* Sets up geometry for the given sequence lengths and allocates source storage. */
+void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk);
+void problem_free(problem *pb);
+
+/* Segments (batch, KV head, tile) of the index. */
+static inline int problem_num_segments(const problem *pb) { return pb->p.hkv * pb->cu_tiles[pb->batch]; }
+static inline int problem_segment(const problem *pb, int b, int h, int t) {
+  return pb->p.hkv * pb->cu_tiles[b] + h * (pb->cu_tiles[b + 1] - pb->cu_tiles[b]) + t;
+}
+
+/* Fills the operands: round = 1 rounds BF16 operands to bf16 (what the GPU computes on);
+   round = 0 keeps the source values (the fp64 definition on the data as given). FP8
+   always quantises: per-tensor scale amax/448, x/scale rounded to e4m3. */
+void problem_prepare(problem *pb, int round);
+
+qkv_view problem_source(const problem *pb);
+qkv_view problem_operands(const problem *pb);
+
+/* Bytes of the source tensors, for messages about sizes that do not fit. */
+double problem_source_bytes(const fp2_params *p, int64_t total_q, int64_t total_k);
+
+#endif

@@ -1,0 +1,82 @@
+#include "quality.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "error.h"
+
+static const int *segment_blocks(const problem *pb, const csr_index *idx, int b, int i, int head, int *n) {
+  const int g = fp2_group(&pb->p);
+  int seg = problem_segment(pb, b, head / g, (i * g + head % g) / pb->p.qtile);
+  *n = idx->offsets[seg + 1] - idx->offsets[seg];
+  return idx->indices + idx->offsets[seg];
+}
+
+void quality_measure(const problem *pb, const csr_index *idx, const pooled_view *pooled, const row_sample *rows,
+                     const float *o, quality *out) {
+  const int dim = pb->p.dim;
+  const qkv_view src = problem_source(pb), ops = problem_operands(pb);
+  double diff_c = 0, diff_u = 0, norm = 0, mass = 0;
+#pragma omp parallel reduction(+ : diff_c, diff_u, norm, mass)
+  {
+    double *full = xmalloc(sizeof(double) * (size_t)dim), *corr = xmalloc(sizeof(double) * (size_t)dim);
+    double *unc = xmalloc(sizeof(double) * (size_t)dim);
+#pragma omp for schedule(dynamic, 1)
+    for (int r = 0; r < rows->n; r++) {
+      int b = rows->b[r], i = rows->i[r], head = rows->head[r], n;
+      const int *blocks = segment_blocks(pb, idx, b, i, head, &n);
+      double m, lse;
+      ref_full_row(pb, src, b, i, head, blocks, n, full, &m);
+      mass += m;
+      if (o) {
+        const float *row = o + ((size_t)(pb->cu_q[b] + i) * pb->p.hq + head) * dim;
+        for (int d = 0; d < dim; d++) corr[d] = row[d];
+      } else {
+        ref_attend_row(pb, ops, b, i, head, blocks, n, pooled, PROB_EXACT, corr, &lse);
+      }
+      ref_attend_row(pb, ops, b, i, head, blocks, n, NULL, PROB_EXACT, unc, &lse);
+      for (int d = 0; d < dim; d++) {
+        diff_c += (corr[d] - full[d]) * (corr[d] - full[d]);
+        diff_u += (unc[d] - full[d]) * (unc[d] - full[d]);
+        norm += full[d] * full[d];
+      }
+    }
+    free(full);
+    free(corr);
+    free(unc);
+  }
+  out->rows = rows->n;
+  out->err_corrected = norm > 0 ? sqrt(diff_c / norm) : NAN;
+  out->err_uncorrected = norm > 0 ? sqrt(diff_u / norm) : NAN;
+  out->mass_recall = rows->n > 0 ? mass / rows->n : NAN;
+}
+
+static int has_block(const int *blocks, int n, int j) {
+  for (int k = 0; k < n; k++)
+    if (blocks[k] == j) return 1;
+  return 0;
+}
+
+double needle_recall(const problem *pb, const csr_index *idx, int *rows) {
+  const int g = fp2_group(&pb->p), B = pb->p.block;
+  int counted = 0, found = 0;
+  for (int b = 0; pb->niah && b < pb->batch; b++) {
+    const niah_info *ni = &pb->niah[b];
+    int ntiles = pb->cu_tiles[b + 1] - pb->cu_tiles[b], offset = pb->lk[b] - pb->lq[b];
+    for (int pos = ni->question_begin; pos < ni->question_begin + ni->question_len; pos++) {
+      int k = niah_needle_of(ni, pos);
+      for (int head = 0; head < pb->p.hq; head++) {
+        int i = pos - offset, t = (i * g + head % g) / pb->p.qtile;
+        if (k < 0 || t >= ntiles - pb->p.recent) continue;
+        int n;
+        const int *blocks = segment_blocks(pb, idx, b, i, head, &n);
+        int ok = 1;
+        for (int j = ni->start[k] / B; j <= (ni->start[k] + ni->len[k] - 1) / B; j++) ok &= has_block(blocks, n, j);
+        counted++;
+        found += ok;
+      }
+    }
+  }
+  *rows = counted;
+  return counted ? (double)found / counted : NAN;
+}

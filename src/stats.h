@@ -1,0 +1,11 @@
+/* Summaries of repeated measurements (per-trial times): median, min and max. */
+#ifndef FP2_STATS_H
+#define FP2_STATS_H
+
+/* NaN when n <= 0. The median of an even count is the mean of the two middle values.
+   NaN trials are not expected (a timer gives finite times); they sort last. */
+double stats_median(const double *x, int n);
+double stats_min(const double *x, int n);
+double stats_max(const double *x, int n);
+
+#endif

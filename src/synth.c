@@ -1,0 +1,244 @@
+#include "synth.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "numeric.h"
+#include "rng.h"
+
+/* Stream tags, so that every tensor and parameter draws from its own stream. */
+enum {
+  S_Q = 1, S_K, S_V, S_SEG, S_SALIENCE, S_HEAD, S_DIR, S_SEGVAL, S_HITTER, S_NEEDLE, S_QHEAD
+};
+
+static uint64_t stream_of(int tag, int b, int h) {
+  return ((uint64_t)tag << 48) ^ ((uint64_t)(unsigned)b << 20) ^ (uint64_t)(unsigned)h;
+}
+
+/* Parameters of synth:llm, in logits (units of q.k / sqrt(D)). */
+#define LLM_ROPE_BASE 10000.0
+#define LLM_LOCAL_AMPLITUDE 3.0  /* rotary local term at distance 0 */
+#define LLM_ROPE_HIGH_FRACTION 0.75 /* rotary energy on the fastest 3/4 of the frequencies */
+#define LLM_BACKGROUND_SCALE 0.3 /* mean of the exponential salience of ordinary segments */
+#define LLM_RELEVANT 28.0        /* expected relevant segments of a 16K sequence (per head x0.6..1.4) */
+#define LLM_RELEVANT_GROWTH 0.3  /* ... growing as (L / 16K)^0.3: longer prompts hold more that matters */
+#define LLM_RELEVANT_MIN 4.0     /* salience of a relevant segment: uniform in [min, max] */
+#define LLM_RELEVANT_MAX 6.0
+#define LLM_TOKEN_JITTER 0.3     /* per-token salience noise inside a segment */
+#define LLM_KEY_NOISE 1.0        /* per-dimension key noise */
+#define LLM_QUERY_NOISE 0.5      /* per-dimension query noise */
+#define LLM_SINK_TOKENS 4
+#define LLM_SINK_BOOST 6.0
+#define LLM_HITTER_RATE (1.0 / 256.0) /* tokens that every query of the head likes */
+#define LLM_HITTER_BOOST 4.0
+#define LLM_SEG_MIN 32
+#define LLM_SEG_MAX 256
+#define NIAH_NEEDLES 4
+#define NIAH_NEEDLE_LEN 32
+#define NIAH_BOOST 8.0 /* logit of a question row on its needle's tokens */
+
+static void fill_random(problem *pb, uint64_t seed) {
+  size_t nq = (size_t)pb->total_q * (size_t)pb->p.hq * (size_t)pb->p.dim;
+  size_t nk = (size_t)pb->total_k * (size_t)pb->p.hkv * (size_t)pb->p.dim;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < nq; i++) pb->q[i] = bf16_round((float)rng_normal(seed, S_Q, i));
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < nk; i++) {
+    pb->k[i] = bf16_round((float)rng_normal(seed, S_K, i));
+    pb->v[i] = bf16_round((float)rng_normal(seed, S_V, i));
+  }
+}
+
+/* Per KV head: the rotary pattern e (rotated half) and the content direction w. */
+typedef struct head_dirs {
+  double *e; /* [dim/2] */
+  double *w; /* [dim/2] content half, unit */
+  double *needle[NIAH_NEEDLES]; /* [dim/2] content half, unit, orthogonal to w */
+  double relevant; /* expected relevant segments of the sequence */
+} head_dirs;
+
+static void unit_normal(uint64_t seed, uint64_t stream, uint64_t first, double *x, int n) {
+  double norm = 0;
+  for (int i = 0; i < n; i++) {
+    x[i] = rng_normal(seed, stream, first + (uint64_t)i);
+    norm += x[i] * x[i];
+  }
+  norm = sqrt(norm);
+  for (int i = 0; i < n; i++) x[i] /= norm;
+}
+
+static void orthogonalise(double *x, const double *w, int n) {
+  double d = 0, norm = 0;
+  for (int i = 0; i < n; i++) d += x[i] * w[i];
+  for (int i = 0; i < n; i++) {
+    x[i] -= d * w[i];
+    norm += x[i] * x[i];
+  }
+  norm = sqrt(norm);
+  for (int i = 0; i < n; i++) x[i] /= norm;
+}
+
+static void head_dirs_init(head_dirs *hd, int dim, int len, uint64_t seed, int b, int h) {
+  int half = dim / 2, pairs = dim / 4;
+  int fast = (int)ceil(LLM_ROPE_HIGH_FRACTION * pairs);
+  hd->e = xcalloc((size_t)half, sizeof(double));
+  hd->w = xmalloc(sizeof(double) * (size_t)half);
+  /* Equal weight on the fastest rotary pairs: their sum of cosines decays with distance. */
+  for (int i = 0; i < fast; i++) hd->e[i] = hd->e[i + pairs] = sqrt(0.5 / fast);
+  unit_normal(seed, stream_of(S_DIR, b, h), 0, hd->w, half);
+  for (int n = 0; n < NIAH_NEEDLES; n++) {
+    hd->needle[n] = xmalloc(sizeof(double) * (size_t)half);
+    unit_normal(seed, stream_of(S_NEEDLE, b, h), (uint64_t)(n + 1) * 4096, hd->needle[n], half);
+    orthogonalise(hd->needle[n], hd->w, half);
+  }
+  hd->relevant = LLM_RELEVANT * pow(len / 16384.0, LLM_RELEVANT_GROWTH) *
+                 (0.6 + 0.8 * rng_uniform(seed, stream_of(S_HEAD, b, h), 0));
+}
+
+static void head_dirs_free(head_dirs *hd) {
+  free(hd->e);
+  free(hd->w);
+  for (int n = 0; n < NIAH_NEEDLES; n++) free(hd->needle[n]);
+}
+
+/* Salience of segment s: a number of relevant segments that grows much more slowly than the
+   context (what a query needs is not proportional to the prompt), the rest an exponential
+   background well below them. */
+static double segment_salience(const head_dirs *hd, uint64_t seed, uint64_t stream, int s, int nseg) {
+  if (rng_uniform(seed, stream, 2 * (uint64_t)s) < hd->relevant / nseg)
+    return LLM_RELEVANT_MIN + (LLM_RELEVANT_MAX - LLM_RELEVANT_MIN) * rng_uniform(seed, stream, 2 * (uint64_t)s + 1);
+  return LLM_BACKGROUND_SCALE * -log(rng_uniform(seed, stream, 2 * (uint64_t)s + 1));
+}
+
+/* NeoX-style rotary embedding of the first half of the dims: pairs (i, i + dim/4). */
+static void rotate(const double *x, double *out, int dim, int pos) {
+  int pairs = dim / 4;
+  for (int i = 0; i < pairs; i++) {
+    double theta = pow(LLM_ROPE_BASE, -(double)i / pairs);
+    double c = cos(pos * theta), s = sin(pos * theta);
+    out[i] = x[i] * c - x[i + pairs] * s;
+    out[i + pairs] = x[i] * s + x[i + pairs] * c;
+  }
+}
+
+/* Segment id of every key position: text-like spans of 32..256 tokens. */
+static int *segments(int len, uint64_t seed, int b, int *nseg) {
+  int *seg = xmalloc(sizeof(int) * (size_t)(len > 0 ? len : 1));
+  int pos = 0, s = 0;
+  while (pos < len) {
+    int span = LLM_SEG_MIN + (int)(rng_uniform(seed, stream_of(S_SEG, b, 0), (uint64_t)s) *
+                                   (LLM_SEG_MAX - LLM_SEG_MIN + 1));
+    for (int j = pos; j < pos + span && j < len; j++) seg[j] = s;
+    pos += span;
+    s++;
+  }
+  *nseg = s;
+  return seg;
+}
+
+static void plant_needles(niah_info *ni, int lk, int lq, uint64_t seed, int b) {
+  memset(ni, 0, sizeof *ni);
+  int offset = lk - lq;
+  int qlen = lq / 8 < 256 ? lq / 8 : 256;
+  if (qlen < NIAH_NEEDLES || lk < 4 * NIAH_NEEDLE_LEN) return; /* too short to hide anything */
+  ni->n = NIAH_NEEDLES;
+  ni->question_len = qlen;
+  ni->question_begin = offset + lq - qlen;
+  int room = ni->question_begin - NIAH_NEEDLE_LEN; /* needles lie before the question */
+  for (int n = 0; n < NIAH_NEEDLES; n++) {
+    double depth = (n + rng_uniform(seed, stream_of(S_NEEDLE, b, 0), (uint64_t)n)) / NIAH_NEEDLES;
+    ni->start[n] = (int)(depth * room);
+    ni->len[n] = NIAH_NEEDLE_LEN;
+  }
+}
+
+static int needle_at(const niah_info *ni, int pos) {
+  for (int n = 0; ni && n < ni->n; n++)
+    if (pos >= ni->start[n] && pos < ni->start[n] + ni->len[n]) return n;
+  return -1;
+}
+
+static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info *ni) {
+  const int dim = pb->p.dim, half = dim / 2, hkv = pb->p.hkv, hq = pb->p.hq, g = hq / hkv;
+  const int lk = pb->lk[b], lq = pb->lq[b], offset = lk - lq;
+  const double amp = sqrt(LLM_LOCAL_AMPLITUDE * sqrt((double)dim)); /* |rotary part| */
+  const double qscale = sqrt((double)dim);
+  int nseg;
+  int *seg = segments(lk, seed, b, &nseg);
+  for (int h = 0; h < hkv; h++) {
+    head_dirs hd;
+    head_dirs_init(&hd, dim, lk, seed, b, h);
+    uint64_t sk = stream_of(S_K, b, h), sv = stream_of(S_V, b, h), sq = stream_of(S_Q, b, h);
+    uint64_t ssal = stream_of(S_SALIENCE, b, h), sval = stream_of(S_SEGVAL, b, h);
+    uint64_t shit = stream_of(S_HITTER, b, h), sqh = stream_of(S_QHEAD, b, h);
+#pragma omp parallel
+    {
+      double *x = xmalloc(sizeof(double) * (size_t)dim), *r = xmalloc(sizeof(double) * (size_t)dim);
+#pragma omp for schedule(static)
+      for (int j = 0; j < lk; j++) {
+        int s = seg[j];
+        double kappa = segment_salience(&hd, seed, ssal, s, nseg) +
+                       LLM_TOKEN_JITTER * rng_normal(seed, ssal, 2 * (uint64_t)nseg + (uint64_t)j);
+        if (j < LLM_SINK_TOKENS) kappa += LLM_SINK_BOOST;
+        if (rng_uniform(seed, shit, (uint64_t)j) < LLM_HITTER_RATE) kappa += LLM_HITTER_BOOST;
+        int nd = needle_at(ni, j);
+        for (int d = 0; d < half; d++) x[d] = amp * hd.e[d];
+        rotate(x, r, dim, j);
+        float *k = pb->k + ((size_t)(pb->cu_k[b] + j) * hkv + h) * dim;
+        float *v = pb->v + ((size_t)(pb->cu_k[b] + j) * hkv + h) * dim;
+        uint64_t base = (uint64_t)j * (uint64_t)dim;
+        for (int d = 0; d < dim; d++) {
+          double val = d < half ? r[d] : kappa * hd.w[d - half];
+          if (d >= half && nd >= 0) val += NIAH_BOOST * hd.needle[nd][d - half];
+          val += LLM_KEY_NOISE * rng_normal(seed, sk, base + (uint64_t)d);
+          k[d] = bf16_round((float)val);
+          double u = rng_normal(seed, sval, (uint64_t)s * (uint64_t)dim + (uint64_t)d);
+          v[d] = bf16_round((float)(0.8 * u + 0.6 * rng_normal(seed, sv, base + (uint64_t)d)));
+        }
+      }
+#pragma omp for schedule(static)
+      for (int i = 0; i < lq; i++) {
+        int pos = offset + i;
+        int nd = niah_needle_of(ni, pos);
+        for (int d = 0; d < half; d++) x[d] = amp * hd.e[d];
+        rotate(x, r, dim, pos);
+        for (int hh = 0; hh < g; hh++) {
+          int head = h * g + hh;
+          double beta = 0.9 + 0.2 * rng_uniform(seed, sqh, (uint64_t)hh);
+          float *q = pb->q + ((size_t)(pb->cu_q[b] + i) * hq + head) * dim;
+          uint64_t base = ((uint64_t)i * (uint64_t)g + (uint64_t)hh) * (uint64_t)dim;
+          for (int d = 0; d < dim; d++) {
+            double val = d < half ? r[d] : qscale * beta * hd.w[d - half];
+            if (d >= half && nd >= 0) val += qscale * hd.needle[nd][d - half];
+            val += LLM_QUERY_NOISE * rng_normal(seed, sq, base + (uint64_t)d);
+            q[d] = bf16_round((float)val);
+          }
+        }
+      }
+      free(x);
+      free(r);
+    }
+    head_dirs_free(&hd);
+  }
+  free(seg);
+}
+
+int synth_fill(problem *pb, synth_kind kind, uint64_t seed, char *err) {
+  if (kind == SYNTH_RANDOM) {
+    fill_random(pb, seed);
+    return 0;
+  }
+  if (pb->p.dim < 8 || pb->p.dim % 4 != 0) {
+    err_set(err, "--dim: synth:llm and synth:niah need a head dim that is a multiple of 4 and at least 8 (got %d)",
+            pb->p.dim);
+    return -1;
+  }
+  if (kind == SYNTH_NIAH) pb->niah = xcalloc((size_t)pb->batch, sizeof(niah_info));
+  for (int b = 0; b < pb->batch; b++) {
+    if (pb->niah) plant_needles(&pb->niah[b], pb->lk[b], pb->lq[b], seed, b);
+    fill_llm_sequence(pb, b, seed, pb->niah ? &pb->niah[b] : NULL);
+  }
+  return 0;
+}

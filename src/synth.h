@@ -1,0 +1,26 @@
+/* Synthetic Q/K/V sources (DESIGN.md section 4). Values are rounded to bf16, as a model
+   running in bf16 would hand them over.
+
+   synth:random  i.i.d. standard normal: near-uniform attention, the worst case for
+                 sparsity.
+   synth:llm     a statistical model of post-RoPE attention in an LLM (see synth.c):
+                 rotary local decay, attention sinks, "vertical" heavy-hitter tokens, and
+                 segment-level salience with an exponential tail, so that the number of
+                 blocks within a factor 1/alpha of the best stays about constant as the
+                 context grows and the selected density falls roughly as 1/L.
+   synth:niah    synth:llm plus needles (short spans with a distinct key direction) and a
+                 question at the end of the prompt whose rows look for them. */
+#ifndef FP2_SYNTH_H
+#define FP2_SYNTH_H
+
+#include <stdint.h>
+
+#include "problem.h"
+
+typedef enum { SYNTH_RANDOM, SYNTH_LLM, SYNTH_NIAH } synth_kind;
+
+/* Fills pb->q, pb->k, pb->v (and pb->niah for SYNTH_NIAH) for every sequence.
+   Returns 0, or -1 when the shape does not suit the model (err says why). */
+int synth_fill(problem *pb, synth_kind kind, uint64_t seed, char *err);
+
+#endif

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# fp2bench plot: renders a density result as a PNG through plots/density.gp, exports
+# the table its script declares (nested keys, arrays, null as NaN, series blocks), and
+# refuses bad input with one clear line. Usage: cli_plot.sh path/to/fp2bench
+set -u
+bin=$1
+if ! command -v gnuplot >/dev/null 2>&1; then
+  echo "gnuplot is not installed: skipped"
+  exit 77
+fi
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+failures=0
+fail() { echo "cli_plot.sh: $*" >&2; failures=$((failures + 1)); }
+
+# expect CODE PATTERN CMD...: CMD exits with CODE and its stderr matches PATTERN.
+expect() {
+  local code=$1 pattern=$2
+  shift 2
+  "$@" >out.txt 2>err.txt
+  local rc=$?
+  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $(cat err.txt)"
+  grep -q -- "$pattern" err.txt || fail "'$*' did not say '$pattern': $(cat err.txt)"
+}
+
+is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
+
+cat >res.json <<'JSON'
+{"schema": "fp2bench/1", "experiment": "density", "provenance": {"git_commit": "x"},
+ "config": {"alpha": 0.1},
+ "rows": [
+  {"len": 4096, "density": 0.73, "density_per_head": [0.70, 0.76], "flops_index": 1e9},
+  {"len": 8192, "density": 0.52, "density_per_head": [0.50, 0.54]},
+  {"len": 16384, "density": null},
+  {"len": 32768, "density": 0.18, "density_per_head": [0.17, 0.19]}]}
+JSON
+
+# The image, and the table the script asked for.
+"$bin" plot res.json -o out.png --dat out.dat >out.txt 2>err.txt || fail "plot failed: $(cat err.txt)"
+[ -s out.png ] && is_png out.png || fail "out.png is missing or not a PNG"
+cat >want.dat <<'DAT'
+# fp2bench plot data: experiment density, from res.json
+# len density density_per_head.0 density_per_head.1
+4096 0.73 0.7 0.76
+8192 0.52 0.5 0.54
+16384 NaN NaN NaN
+32768 0.18 0.17 0.19
+DAT
+diff want.dat out.dat >diff.txt || fail "out.dat differs from what density.gp declares: $(cat diff.txt)"
+
+# Without -o the image goes beside the result; nothing temporary is left behind.
+"$bin" plot res.json >out.txt 2>err.txt || fail "plot without -o failed: $(cat err.txt)"
+[ -s res.png ] && is_png res.png || fail "res.png (the default output) is missing or not a PNG"
+ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind: $(ls ./*.tmp.*)"
+
+# Series: one block per distinct value, with the value as every column's header.
+mkdir plots
+cat >plots/series.gp <<'GP'
+# columns: x run.y flag label
+# series: method
+set terminal dumb
+set output ARG2
+plot for [i=0:*] ARG1 index i using 1:2 with lines title columnheader(1)
+GP
+cat >series.json <<'JSON'
+{"schema": "fp2bench/1", "experiment": "series", "provenance": {}, "config": {},
+ "rows": [{"method": "fp2", "x": 1, "run": {"y": 2}, "flag": true, "label": "a \"b\""},
+          {"method": "cudnn", "x": 1, "run": {"y": 5}, "flag": false},
+          {"method": "fp2", "x": 2, "run": {"y": 3}}]}
+JSON
+cat >want.dat <<'DAT'
+# fp2bench plot data: experiment series, from series.json
+# method = fp2
+"fp2" "fp2" "fp2" "fp2"
+# x run.y flag label
+1 2 1 "a  b "
+2 3 NaN NaN
+
+
+# method = cudnn
+"cudnn" "cudnn" "cudnn" "cudnn"
+# x run.y flag label
+1 5 0 NaN
+DAT
+FP2_PLOTS_DIR=$dir/plots "$bin" plot series.json -o series.txt --dat series.dat >out.txt 2>err.txt ||
+  fail "series plot failed: $(cat err.txt)"
+diff want.dat series.dat >diff.txt || fail "series.dat differs: $(cat diff.txt)"
+
+# A script gnuplot rejects leaves no image behind.
+printf '# columns: x\nthis is not gnuplot\n' >plots/broken.gp
+sed 's/"series"/"broken"/' series.json >broken.json
+FP2_PLOTS_DIR=$dir/plots expect 3 "gnuplot failed on" "$bin" plot broken.json -o broken.png
+[ -e broken.png ] && fail "broken.png exists after gnuplot failed"
+ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind: $(ls ./*.tmp.*)"
+
+# Refusals, each one line naming its cause.
+expect 2 "no plot script for experiment 'series'" "$bin" plot series.json
+printf '{"schema": "fp2bench/1", "rows": [' >bad.json
+expect 2 "'bad.json' is not valid json" "$bin" plot bad.json
+expect 2 "cannot open 'missing.json'" "$bin" plot missing.json
+expect 2 "missing RESULT.json" "$bin" plot
+expect 3 "gnuplot not found: install gnuplot-nox" env PATH="$dir/empty" "$bin" plot res.json -o x.png
+expect 3 "cannot write 'no/such/dir/x.png'" "$bin" plot res.json -o no/such/dir/x.png
+sed 's/"rows": \[/"rows": [], "x": [/' res.json >empty.json
+expect 2 "has no rows to plot" "$bin" plot empty.json
+
+"$bin" plot --help >help.txt || fail "plot --help failed"
+for opt in RESULT.json --out --dat --help; do
+  grep -q -- "$opt" help.txt || fail "plot --help does not list $opt"
+done
+
+[ "$failures" -eq 0 ] || { echo "cli_plot.sh: $failures failure(s)" >&2; exit 1; }
+echo "cli_plot.sh: ok"

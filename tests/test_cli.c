@@ -1,0 +1,115 @@
+/* Sizes, lists, option tables and shape checks of the shared option parser. */
+#include <string.h>
+
+#include "cli.h"
+#include "error.h"
+#include "testing.h"
+
+static void sizes(void) {
+  static const struct {
+    const char *s;
+    int64_t v;
+  } good[] = {{"1000", 1000}, {"4k", 4096}, {"128k", 131072}, {"1m", 1048576}, {"4k+77", 4173}, {"8K", 8192}, {"0", 0}};
+  char err[ERR_LEN];
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    int64_t v = -1;
+    EXPECT_MSG(parse_size(good[i].s, &v, err) == 0 && v == good[i].v, "'%s' -> %lld", good[i].s, (long long)v);
+  }
+  const char *bad[] = {"", "k", "4kk", "-4", "4.5k", "99999999999999999999", "4k+", "+4", "4 k", "0x10", "4g"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int64_t v;
+    EXPECT_MSG(parse_size(bad[i], &v, err) != 0, "'%s' accepted", bad[i]);
+  }
+  size_list l;
+  EXPECT(parse_size_list("4k,8k,16k", &l, err) == 0 && l.n == 3 && l.v[2] == 16384);
+  EXPECT(parse_size_list("4k,,8k", &l, err) != 0);
+  EXPECT(parse_size_list("4k,", &l, err) != 0);
+  EXPECT(parse_size_list(",4k", &l, err) != 0);
+}
+
+static int parse(fp2_opts *o, int argc, const char **argv) {
+  const opt_spec specs[] = {OPTS_EXPERIMENT(o)};
+  return cli_parse(argc, (char **)argv, "test", "test", specs, NOPTS(specs));
+}
+
+static void options(void) {
+  fp2_opts o;
+  opts_defaults(&o);
+  const char *ok[] = {"run", "--len", "4k,128k", "--heads=64:8", "--dim", "64", "--dtype", "fp8", "--alpha", "0.25",
+                      "--no-correction", "--density", "0.05", "--seed", "42", "--backend", "cpu", "--data", "synth:niah"};
+  EXPECT(parse(&o, (int)(sizeof ok / sizeof ok[0]), ok) == 0);
+  EXPECT(o.lens.n == 2 && o.lens.v[1] == 131072 && o.len_given);
+  EXPECT(o.hq == 64 && o.hkv == 8 && o.heads_given && o.dim == 64 && o.dim_given);
+  EXPECT(o.dtype == FP2_FP8 && o.alpha == 0.25 && o.no_correction && o.density == 0.05 && o.seed == 42);
+  EXPECT(o.backend == BACKEND_CPU && strcmp(o.data, "synth:niah") == 0);
+  char err[ERR_LEN];
+  EXPECT(opts_validate(&o, err) == 0);
+  fp2_params p = opts_params(&o);
+  EXPECT(p.correction == 0 && p.dtype == FP2_FP8 && p.alpha == 0.25f);
+
+  const char *bad[][3] = {{"run", "--bogus", NULL},     {"run", "--len", NULL},        {"run", "--len", "4q"},
+                          {"run", "--heads", "32"},     {"run", "--heads", "a:8"},     {"run", "--dim", "12x"},
+                          {"run", "--dtype", "fp16"},   {"run", "--alpha", "nan"},     {"run", "--no-correction=1", NULL},
+                          {"run", "stray", NULL},       {"run", "--backend", "tpu"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    opts_defaults(&o);
+    int argc = bad[i][2] ? 3 : 2;
+    EXPECT_MSG(parse(&o, argc, bad[i]) == EXIT_USAGE, "'%s %s' accepted", bad[i][1], bad[i][2] ? bad[i][2] : "");
+  }
+}
+
+/* Impossible shapes and parameters name the option at fault. */
+static void expect_invalid(const fp2_opts *o, const char *option) {
+  char err[ERR_LEN] = "";
+  EXPECT_MSG(opts_validate(o, err) != 0 && strncmp(err, option, strlen(option)) == 0, "%s: got '%s'", option, err);
+}
+
+static void shapes(void) {
+  fp2_opts o;
+  opts_defaults(&o);
+  o.hq = 30;
+  expect_invalid(&o, "--heads");
+  opts_defaults(&o);
+  o.hkv = 0;
+  expect_invalid(&o, "--heads");
+  opts_defaults(&o);
+  o.dim = 0;
+  expect_invalid(&o, "--dim");
+  opts_defaults(&o);
+  o.batch = -1;
+  expect_invalid(&o, "--batch");
+  opts_defaults(&o);
+  o.alpha = 1.5;
+  expect_invalid(&o, "--alpha");
+  opts_defaults(&o);
+  o.alpha = -0.1;
+  expect_invalid(&o, "--alpha");
+  opts_defaults(&o);
+  o.lens.v[0] = 0;
+  expect_invalid(&o, "--len");
+  opts_defaults(&o);
+  o.block = 0;
+  expect_invalid(&o, "--block");
+  opts_defaults(&o);
+  o.qtile = -128;
+  expect_invalid(&o, "--qtile");
+  opts_defaults(&o);
+  o.window = -1;
+  expect_invalid(&o, "--window");
+  opts_defaults(&o);
+  o.density = 1.5;
+  expect_invalid(&o, "--density");
+  opts_defaults(&o);
+  o.density = 0;
+  expect_invalid(&o, "--density");
+  opts_defaults(&o);
+  char err[ERR_LEN];
+  EXPECT(opts_validate(&o, err) == 0);
+}
+
+int main(void) {
+  sizes();
+  options();
+  shapes();
+  return test_result("test_cli");
+}

@@ -1,0 +1,33 @@
+#include "testing.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+int test_failures = 0;
+
+int test_result(const char *name) {
+  if (test_failures) {
+    fprintf(stderr, "%s: %d failure(s)\n", name, test_failures);
+    return test_failures > 100 ? 100 : test_failures;
+  }
+  printf("%s: ok\n", name);
+  return 0;
+}
+
+const char *test_source_path(const char *rel) {
+  static char buf[4][1024];
+  static int next;
+  const char *root = getenv("FP2_SOURCE_DIR");
+  char *out = buf[next++ % 4];
+  snprintf(out, sizeof buf[0], "%s/%s", root ? root : FP2_SOURCE_DIR, rel);
+  return out;
+}
+
+const char *test_temp_path(const char *name) {
+  static char buf[4][1024];
+  static int next;
+  const char *tmp = getenv("TMPDIR");
+  char *out = buf[next++ % 4];
+  snprintf(out, sizeof buf[0], "%s/fp2test-%ld-%s", tmp ? tmp : "/tmp", (long)getpid(), name);
+  return out;
+}

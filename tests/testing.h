@@ -1,0 +1,47 @@
+/* Minimal test harness: every failed expectation prints where and what, the test's
+   exit code is the number of failures (capped), and a test without a GPU exits 77. */
+#ifndef FP2_TESTING_H
+#define FP2_TESTING_H
+
+#include <stdio.h>
+
+extern int test_failures;
+
+#define EXPECT(cond)                                                                  \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);             \
+      test_failures++;                                                                \
+    }                                                                                 \
+  } while (0)
+
+#define EXPECT_MSG(cond, ...)                                                         \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      fprintf(stderr, "%s:%d: expected %s: ", __FILE__, __LINE__, #cond);             \
+      fprintf(stderr, __VA_ARGS__);                                                   \
+      fputc('\n', stderr);                                                            \
+      test_failures++;                                                                \
+    }                                                                                 \
+  } while (0)
+
+#define EXPECT_NEAR(a, b, tol)                                                        \
+  do {                                                                                \
+    double ea_ = (double)(a), eb_ = (double)(b);                                      \
+    if (!(ea_ - eb_ <= (tol) && eb_ - ea_ <= (tol))) {                                \
+      fprintf(stderr, "%s:%d: %s = %.9g, %s = %.9g, differ by more than %g\n",       \
+              __FILE__, __LINE__, #a, ea_, #b, eb_, (double)(tol));                   \
+      test_failures++;                                                                \
+    }                                                                                 \
+  } while (0)
+
+/* Exit code for main: 0 when every expectation held. */
+int test_result(const char *name);
+
+/* Path of a file under the source tree (FP2_SOURCE_DIR). */
+const char *test_source_path(const char *rel);
+
+/* A scratch path unique to this process under the temp directory. */
+const char *test_temp_path(const char *name);
+
+#endif
