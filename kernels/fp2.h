@@ -6,6 +6,7 @@
 #ifndef FP2_H
 #define FP2_H
 
+#include <cuda_runtime_api.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +86,64 @@ FP2_HD int fp2_always_kept(const fp2_params *p, const fp2_tile *tl, int ntiles, 
   if (j > tl->last_k) return 0;
   return j < p->sink || j >= tl->first_k - p->window + 1 || t >= ntiles - p->recent;
 }
+
+/* ---- GPU API: pool -> select -> attend over a batch of sequences. ----
+   Q is packed [total_q, hq, dim], K and V [total_k, hkv, dim] (positions first, sequences
+   back to back); BF16 operands are bf16, FP8 operands e4m3 codes with per-tensor scales
+   (a device float[3]: q, k, v; NULL for BF16). Pooled vectors are [hkv, total_blocks, dim].
+   Every call is asynchronous on `stream` and allocates nothing. */
+
+/* Device metadata of a batch, built once per batch from its host-side lengths. */
+typedef struct fp2_plan {
+  int batch;
+  int total_q, total_k;
+  int total_tiles;       /* query tiles per KV head, over the batch */
+  int total_blocks;      /* key blocks over the batch */
+  int nseg;              /* index segments (sequence, KV head, tile): hkv * total_tiles */
+  int max_blocks;        /* most key blocks of one sequence */
+  int capacity;          /* causal blocks summed over segments: the most the index can hold */
+  int *cu_q, *cu_k;          /* device [batch+1]: first row of each sequence */
+  int *cu_tiles, *cu_blocks; /* device [batch+1]: prefix of tiles and of key blocks */
+  int *tile_seq;         /* device [total_tiles]: the sequence of each tile */
+  int *seg_cap;          /* device [nseg+1]: each segment's slice of the scratch index */
+} fp2_plan;
+
+/* Refuses batches whose index would not fit 32-bit offsets. */
+fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const int *lk, fp2_plan *plan);
+void fp2_plan_destroy(fp2_plan *plan);
+
+/* x (bf16, n values) -> e4m3 codes of x / scale with scale = amax / 448 (1 when amax is 0),
+   written to *scale. amax_scratch: one device word. */
+fp2_status fp2_quantize_e4m3(const void *x, size_t n, uint8_t *out, float *scale, unsigned *amax_scratch,
+                             cudaStream_t stream);
+
+/* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
+   the e4m3 code of mean / scale with the tensor's own scale. */
+fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v, const float *scales,
+                    float *k_mean, float *v_mean, void *kbar, void *vbar, cudaStream_t stream);
+
+/* The block index: per segment, ascending kept blocks. scratch holds energies, then the
+   kept blocks of each segment at seg_cap; counts, offsets and indices form the CSR. */
+typedef struct fp2_index {
+  int *scratch; /* device [capacity] */
+  int *counts;  /* device [nseg] */
+  int *offsets; /* device [nseg+1] */
+  int *indices; /* device [capacity]; offsets[nseg] used */
+} fp2_index;
+
+size_t fp2_select_workspace_bytes(const fp2_plan *plan);
+
+/* Fused scoring (one pass over the pooled keys, running tile maximum, per-chunk maxima),
+   max-based threshold, always-kept blocks, in-place compaction, then the CSR. */
+fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
+                      const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
+                      cudaStream_t stream);
+
+/* Block-sparse attention over a CSR index (offsets [nseg+1], indices), with mean correction
+   when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index. */
+fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
+                      const void *kbar, const void *vbar, const float *scales, const int *offsets,
+                      const int *indices, void *o, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

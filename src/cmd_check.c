@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "commands.h"
@@ -41,9 +42,41 @@ static double default_flip_tol(int backend, fp2_dtype dt) {
 typedef struct case_result {
   index_diff index;
   output_diff out;
-  double density;
+  int64_t operand_mismatches; /* gpu FP8: quantised operands differing from the host's */
+  double pooled_error;        /* gpu: pooled means against the oracle's, relative */
   int ok;
 } case_result;
+
+/* Quantised operands and scales of the gpu against the host's quantisation of the same bf16
+   values: they must agree bit for bit. Returns the number of differing values. */
+static int64_t compare_operands(const problem *pb, const pipeline_result *r) {
+  if (pb->p.dtype != FP2_FP8) return 0;
+  size_t nq = (size_t)pb->total_q * pb->p.hq * pb->p.dim, nk = (size_t)pb->total_k * pb->p.hkv * pb->p.dim;
+  int64_t bad = (r->scales[0] != pb->sq) + (r->scales[1] != pb->sk) + (r->scales[2] != pb->sv);
+  for (size_t i = 0; i < nq; i++) bad += memcmp(&r->qo[i], &pb->qo[i], sizeof(float)) != 0;
+  for (size_t i = 0; i < nk; i++) bad += (memcmp(&r->ko[i], &pb->ko[i], sizeof(float)) != 0) +
+                                         (memcmp(&r->vo[i], &pb->vo[i], sizeof(float)) != 0);
+  return bad;
+}
+
+/* Largest difference of the backend's pooled means from the oracle's, relative to the largest
+   mean. */
+static double compare_pooled(const problem *pb, const pipeline_result *r) {
+  size_t n = (size_t)pb->p.hkv * pb->cu_blocks[pb->batch] * pb->p.dim;
+  float *km = xmalloc(sizeof(float) * (n ? n : 1)), *vm = xmalloc(sizeof(float) * (n ? n : 1));
+  ref_pool(pb, km, vm);
+  double diff = 0, top = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fmax(fabs((double)r->k_mean[i] - km[i]), fabs((double)r->v_mean[i] - vm[i]));
+    if (!(d <= diff)) diff = d;
+    top = fmax(top, fmax(fabs(km[i]), fabs(vm[i])));
+  }
+  free(km);
+  free(vm);
+  return top > 0 ? diff / top : diff;
+}
+
+#define POOLED_TOL 1e-5 /* f32 sums of at most a block of values */
 
 static void run_case(const check_args *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
   fp2_opts o = a->o;
@@ -58,7 +91,7 @@ static void run_case(const check_args *a, int backend, const check_case *c, uint
   data_source src;
   char err[ERR_LEN];
   problem pb;
-  res->ok = 0;
+  memset(res, 0, sizeof *res);
   if (source_parse(c->data, &src, err) != 0 || source_build(&src, &o, c->len, seed, &pb, err) != 0) {
     fail("check: %s", err);
     return;
@@ -67,23 +100,45 @@ static void run_case(const check_args *a, int backend, const check_case *c, uint
   int max_rows = a->rows > 0 ? a->rows : (c->len <= 8192 ? (int)(pb.total_q * pb.p.hq) : 4096);
   row_sample rows;
   sample_rows(&pb, max_rows, seed, &rows);
-  pipeline_config cfg = {.density = -1, .seed = seed, .attend = 1, .rows = &rows,
+  pipeline_config cfg = {.density = -1, .seed = seed, .attend = 1, .rows = &rows, .keep_outputs = 1,
                          .pooled = POOLED_ROUNDED, .prob = PROB_EMULATED};
   pipeline_result r;
-  cpu_pipeline(&pb, &cfg, &r);
-  (void)backend;
-
-  /* The reference index: the fp64 definition on exact means for the cpu backend (what its
-     rounding changes), the backend's own pooled operands for the gpu. */
-  size_t npooled = (size_t)pb.p.hkv * pb.cu_blocks[pb.batch] * pb.p.dim;
-  float *kbar_ref = xmalloc(sizeof(float) * (npooled ? npooled : 1));
-  double kbar_ref_scale = ref_pooled_operands(pb.p.dtype, POOLED_EXACT, pb.sk, r.k_mean, kbar_ref, npooled);
+  const float *kbar_ref;
+  double kbar_ref_scale;
+  float *exact_kbar = NULL;
+  if (backend == BACKEND_GPU) {
+    if (gpu_pipeline(&pb, &cfg, 1, &r, err) != 0) {
+      fail("check: gpu: %s", err);
+      row_sample_free(&rows);
+      problem_free(&pb);
+      return;
+    }
+    /* The index is checked against the oracle's selection from the gpu's own pooled keys. */
+    kbar_ref = r.kbar;
+    kbar_ref_scale = r.kbar_scale;
+    res->operand_mismatches = compare_operands(&pb, &r);
+    res->pooled_error = compare_pooled(&pb, &r);
+    if (c->len > 8192) {
+      free(r.index.evaluated);
+      r.index.evaluated = sample_tiles(&pb, 64, seed);
+    }
+  } else {
+    cpu_pipeline(&pb, &cfg, &r);
+    /* The cpu backend's rounding against the exact definition. */
+    size_t n = (size_t)pb.p.hkv * pb.cu_blocks[pb.batch] * pb.p.dim;
+    exact_kbar = xmalloc(sizeof(float) * (n ? n : 1));
+    kbar_ref_scale = ref_pooled_operands(pb.p.dtype, POOLED_EXACT, pb.sk, r.k_mean, exact_kbar, n);
+    kbar_ref = exact_kbar;
+  }
   double tol = a->flip_tol > 0 ? a->flip_tol : default_flip_tol(backend, c->dtype);
   check_index(&pb, kbar_ref, kbar_ref_scale, &r.index, tol, a->show, &res->index);
   check_outputs(&pb, &r, &rows, r.o, a->show, &res->out);
-  res->density = (double)r.index.nnz; /* blocks; turned into a share below */
-  res->ok = res->index.mismatches == 0 && res->out.bad_rows == 0;
-  free(kbar_ref);
+  res->ok = res->index.mismatches == 0 && res->out.bad_rows == 0 && res->operand_mismatches == 0 &&
+            res->pooled_error <= POOLED_TOL;
+  if (res->operand_mismatches) fprintf(stderr, "  %lld quantised operands differ from the host's\n",
+                                       (long long)res->operand_mismatches);
+  if (!(res->pooled_error <= POOLED_TOL)) fprintf(stderr, "  pooled means differ by %.3g (relative)\n", res->pooled_error);
+  free(exact_kbar);
   row_sample_free(&rows);
   pipeline_result_free(&r);
   problem_free(&pb);
@@ -114,6 +169,8 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
   report_put_number(row, "bound", r->out.bound);
   report_put_number(row, "rel_l2", r->out.rel_l2);
   report_put_number(row, "bad_rows", r->out.bad_rows);
+  report_put_number(row, "operand_mismatches", (double)r->operand_mismatches);
+  report_put_number(row, "pooled_error", r->pooled_error);
   report_put(row, "ok", cJSON_CreateBool(r->ok));
 }
 
@@ -147,11 +204,11 @@ int cmd_check(int argc, char **argv) {
   }
   int backend = experiment_backend("check", &a.o);
   if (backend < 0) return -backend;
-  if (backend == BACKEND_GPU) {
-    fail("check: the gpu backend is not part of this build yet; use --backend cpu");
-    return EXIT_RUNTIME;
-  }
-  if (!a.o.len_given) {
+  if (!a.o.len_given && backend == BACKEND_GPU) {
+    static const int64_t gpu_lens[] = {1024, 4096, 4096 + 77, 16384, 65536, 131072};
+    a.o.lens.n = 6;
+    memcpy(a.o.lens.v, gpu_lens, sizeof gpu_lens);
+  } else if (!a.o.len_given) {
     a.o.lens.n = 2;
     a.o.lens.v[0] = 1024;
     a.o.lens.v[1] = 2048 + 77;
@@ -159,7 +216,7 @@ int cmd_check(int argc, char **argv) {
 
   FILE *txt = experiment_text(&a.o);
   report *rep = a.o.out ? report_new("check", argc, argv) : NULL;
-  if (rep) experiment_config(report_config(rep), &a.o, &src, "cpu");
+  if (rep) experiment_config(report_config(rep), &a.o, &src, backend == BACKEND_GPU ? "gpu" : "cpu");
   fprintf(txt, "%7s %8s %-12s %-4s %-4s %8s %6s %9s %5s %7s %9s %9s %9s  %s\n", "len", "heads", "data", "type",
           "corr", "blocks", "flips", "worst", "mism", "rows", "max err", "bound", "rel L2", "verdict");
   int ncases = 0, nfailed = 0;

@@ -66,7 +66,7 @@ int cmd_density(int argc, char **argv) {
   for (int i = 0; i < 6; i++) a.o.lens.v[i] = (int64_t)4096 << i;
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
-      {"--tiles", OPT_INT, &a.tiles, "N", "query tiles scored per KV head (all when fewer)"},
+      {"--tiles", OPT_INT, &a.tiles, "N", "cpu: query tiles scored per KV head (all when fewer)"},
   };
   int rc = cli_parse(argc, argv, "density [options]",
                      "Density of the selected blocks per length (computed pairs over causal pairs),\n"
@@ -81,22 +81,28 @@ int cmd_density(int argc, char **argv) {
   }
   int backend = experiment_backend("density", &a.o);
   if (backend < 0) return -backend;
-  if (backend == BACKEND_GPU) {
-    fail("density: the gpu backend is not part of this build yet; use --backend cpu");
-    return EXIT_RUNTIME;
-  }
   FILE *txt = experiment_text(&a.o);
   report *rep = a.o.out ? report_new("density", argc, argv) : NULL;
-  if (rep) experiment_config(report_config(rep), &a.o, &src, "cpu");
+  const int gpu = backend == BACKEND_GPU;
+  if (rep) experiment_config(report_config(rep), &a.o, &src, gpu ? "gpu" : "cpu");
   print_header(txt);
   for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
     problem pb;
-    if ((rc = experiment_problem("density", &src, &a.o, a.o.lens.v[li], 0, &pb))) break;
-    unsigned char *want = sample_tiles(&pb, a.tiles, (uint64_t)a.o.seed);
+    if ((rc = experiment_problem("density", &src, &a.o, a.o.lens.v[li], gpu, &pb))) break;
+    /* The gpu selects every tile; the cpu oracle scores a sample of them at long lengths. */
+    unsigned char *want = gpu ? NULL : sample_tiles(&pb, a.tiles, (uint64_t)a.o.seed);
     pipeline_config cfg = {.density = a.o.density, .seed = (uint64_t)a.o.seed, .want = want,
                            .pooled = POOLED_EXACT, .prob = PROB_EXACT};
     pipeline_result r;
-    cpu_pipeline(&pb, &cfg, &r);
+    char err[ERR_LEN];
+    if (!gpu) {
+      cpu_pipeline(&pb, &cfg, &r);
+    } else if (gpu_pipeline(&pb, &cfg, 1, &r, err) != 0) {
+      fail("density: gpu: %s", err);
+      problem_free(&pb);
+      rc = EXIT_RUNTIME;
+      break;
+    }
     density_stats d;
     density_measure(&pb, &r.index, pb.p.correction, &d);
     int needle_rows;

@@ -18,6 +18,7 @@ typedef struct run_args {
   fp2_opts o;
   const char *dump;
   int rows;
+  int trials;
 } run_args;
 
 static void print_summary(FILE *f, const pipeline_result *r, const density_stats *d, const quality *q,
@@ -29,7 +30,13 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
          r->index.nseg ? (double)r->index.nnz / r->index.nseg : 0.0);
   fprintf(f, "flops        sparse %.3g, index %.3g, correction %.3g, auxiliary/sparse %.1f%%\n", flops_sparse(d),
          flops_index(d), flops_correction(d), 100 * flops_aux_ratio(d));
-  fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
+  if (r->trials) {
+    fprintf(f, "time (gpu)   quantise %.3f ms, pool %.3f ms, select %.3f ms, attend %.3f ms (median of %d)\n",
+            r->ms_quant, r->ms_pool, r->ms_select, r->ms_attend, r->trials);
+    fprintf(f, "rate         attend %.1f TFLOP/s over the computed pairs\n", flops_sparse(d) / r->ms_attend / 1e9);
+  } else {
+    fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
+  }
   fprintf(f, "quality      rel. L2 error vs full attention %.3g with correction, %.3g without; "
          "attention-mass recall %.2f%% (%d rows)\n",
          q->err_corrected, q->err_uncorrected, 100 * q->mass_recall, q->rows);
@@ -51,9 +58,17 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   report_put_number(row, "flops_index", flops_index(d));
   report_put_number(row, "flops_correction", flops_correction(d));
   report_put_number(row, "aux_ratio", flops_aux_ratio(d));
-  report_add_times(row, "pool", &r->ms_pool, 1);
-  report_add_times(row, "select", &r->ms_select, 1);
-  report_add_times(row, "attend", &r->ms_attend, 1);
+  if (r->trials) {
+    report_add_times(row, "quantise", r->t_quant, r->trials);
+    report_add_times(row, "pool", r->t_pool, r->trials);
+    report_add_times(row, "select", r->t_select, r->trials);
+    report_add_times(row, "attend", r->t_attend, r->trials);
+    report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
+  } else {
+    report_add_times(row, "pool", &r->ms_pool, 1);
+    report_add_times(row, "select", &r->ms_select, 1);
+    report_add_times(row, "attend", &r->ms_attend, 1);
+  }
   report_put_number(row, "quality_rows", q->rows);
   report_put_number(row, "err_corrected", q->err_corrected);
   report_put_number(row, "err_uncorrected", q->err_uncorrected);
@@ -65,12 +80,13 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
 }
 
 int cmd_run(int argc, char **argv) {
-  run_args a = {.dump = NULL, .rows = 64};
+  run_args a = {.dump = NULL, .rows = 64, .trials = 5};
   opts_defaults(&a.o);
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
       {"--dump", OPT_STRING, &a.dump, "OUT.safetensors", "write o, k_mean, v_mean, csr_offsets, csr_indices, score"},
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
+      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
   };
   int rc = cli_parse(argc, argv, "run [options]",
                      "One forward pass (pool, select, attend) on one source: density, stage times,\n"
@@ -89,30 +105,39 @@ int cmd_run(int argc, char **argv) {
   }
   int backend = experiment_backend("run", &a.o);
   if (backend < 0) return -backend;
-  if (backend == BACKEND_GPU) {
-    fail("run: the gpu backend is not part of this build yet; use --backend cpu");
-    return EXIT_RUNTIME;
-  }
-  if (a.o.backend == BACKEND_AUTO && !a.o.len_given && !a.o.data_given) {
+  if (backend == BACKEND_CPU && a.o.backend == BACKEND_AUTO && !a.o.len_given && !a.o.data_given) {
     a.o.lens.v[0] = 1024;
-    fprintf(stderr, "fp2bench: run: no GPU backend here: the cpu backend (fp64 oracle) runs at a small size, "
-                    "--len 1k\n");
+    fprintf(stderr, "fp2bench: run: no GPU found: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n");
+  }
+  if (a.trials < 1) {
+    fail("run: --trials: %d is not positive", a.trials);
+    return EXIT_USAGE;
   }
 
   problem pb;
-  if ((rc = experiment_problem("run", &src, &a.o, a.o.lens.v[0], 0, &pb))) return rc;
-  fprintf(stderr, "fp2bench: run: %s, len %d, batch %d, heads %d:%d, dim %d, %s, cpu backend (fp64 oracle)\n",
-          source_name(&src), pb.lq[0], pb.batch, pb.p.hq, pb.p.hkv, pb.p.dim, a.o.dtype == FP2_FP8 ? "fp8" : "bf16");
+  const int gpu = backend == BACKEND_GPU;
+  if ((rc = experiment_problem("run", &src, &a.o, a.o.lens.v[0], gpu, &pb))) return rc;
+  fprintf(stderr, "fp2bench: run: %s, len %d, batch %d, heads %d:%d, dim %d, %s, %s\n", source_name(&src), pb.lq[0],
+          pb.batch, pb.p.hq, pb.p.hkv, pb.p.dim, a.o.dtype == FP2_FP8 ? "fp8" : "bf16",
+          gpu ? "gpu backend" : "cpu backend (fp64 oracle)");
   int64_t score_elems = (int64_t)pb.p.hkv * pb.cu_tiles[1] * pb.cu_blocks[1];
   pipeline_config cfg = {.density = a.o.density,
                          .seed = (uint64_t)a.o.seed,
                          .want = NULL,
                          .want_score = a.dump && pb.batch == 1 && score_elems <= SCORE_DUMP_MAX,
                          .attend = 1,
+                         .keep_outputs = 1,
                          .pooled = POOLED_EXACT,
                          .prob = PROB_EXACT};
   pipeline_result r;
-  cpu_pipeline(&pb, &cfg, &r);
+  char err[ERR_LEN];
+  if (!gpu) {
+    cpu_pipeline(&pb, &cfg, &r);
+  } else if (gpu_pipeline(&pb, &cfg, a.trials, &r, err) != 0) {
+    fail("run: gpu: %s", err);
+    problem_free(&pb);
+    return EXIT_RUNTIME;
+  }
 
   density_stats d;
   density_measure(&pb, &r.index, pb.p.correction, &d);
@@ -125,7 +150,6 @@ int cmd_run(int argc, char **argv) {
   double needle = needle_recall(&pb, &r.index, &needle_rows);
   print_summary(experiment_text(&a.o), &r, &d, &q, needle, needle_rows);
 
-  char err[ERR_LEN];
   rc = EXIT_OK;
   if (a.dump && experiment_dump(a.dump, &pb, &r, err) != 0) {
     fail("run: %s", err);
@@ -133,7 +157,7 @@ int cmd_run(int argc, char **argv) {
   }
   if (rc == EXIT_OK && a.o.out) {
     report *rep = report_new("run", argc, argv);
-    experiment_config(report_config(rep), &a.o, &src, "cpu");
+    experiment_config(report_config(rep), &a.o, &src, gpu ? "gpu" : "cpu");
     add_row(rep, &pb, &r, &d, &q, needle, needle_rows);
     if (report_write(rep, a.o.out, err) != 0) {
       fail("run: %s", err);

@@ -110,5 +110,12 @@ void pipeline_result_free(pipeline_result *r) {
   csr_free(&r->index);
   free(r->score);
   free(r->o);
+  free(r->t_quant);
+  free(r->t_pool);
+  free(r->t_select);
+  free(r->t_attend);
+  free(r->qo);
+  free(r->ko);
+  free(r->vo);
   memset(r, 0, sizeof *r);
 }

@@ -15,6 +15,7 @@ typedef struct pipeline_config {
   int want_score;        /* also produce Score[T,J] (small problems only) */
   int attend;            /* 1: compute output rows; 0: stop after the index */
   const row_sample *rows; /* with attend: only these rows (the others stay NaN); NULL: all */
+  int keep_outputs;      /* gpu: bring back outputs, pooled vectors and operands (the index always) */
   pooled_mode pooled;    /* cpu backend: rounding of pooled vectors */
   prob_mode prob;        /* cpu backend: rounding of probabilities */
 } pipeline_config;
@@ -27,11 +28,22 @@ typedef struct pipeline_result {
   float *score;            /* [nseg, max_blocks] or NULL */
   int max_blocks;
   float *o;                /* [total_q, hq, dim] or NULL */
-  double ms_pool, ms_select, ms_attend; /* wall time of each stage */
+  double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
+  int trials;              /* timed repetitions behind the medians (gpu) */
+  double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times (gpu), or NULL */
+  float *qo, *ko, *vo;     /* gpu, FP8: the operands the kernels quantised (code values) */
+  float scales[3];         /* gpu: dequantisation scales of q, k, v */
 } pipeline_result;
 
 /* The cpu backend. Never fails (out of memory exits). */
 void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result *out);
+
+/* The gpu backend: uploads bf16 Q/K/V, quantises them on the GPU for FP8, runs pool, select
+   (or uploads the forced index) and attend once as warm-up and then `trials` times, timing
+   every stage with CUDA events; outputs are poisoned (NaN) before each run. The result holds
+   the medians and per-trial times, and, with cfg->attend, everything the kernels produced.
+   0, or -1 with err (a CUDA or library error, or a size that does not fit). */
+int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out, char *err);
 
 void pipeline_result_free(pipeline_result *r);
 

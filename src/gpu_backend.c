@@ -1,0 +1,278 @@
+/* The gpu backend: the library's kernels over a whole problem, timed with CUDA events. */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "numeric.h"
+#include "pipeline.h"
+#include "stats.h"
+
+#define CUDA_OR_FAIL(call)                                                                            \
+  do {                                                                                                \
+    cudaError_t e_ = (call);                                                                          \
+    if (e_ != cudaSuccess) {                                                                          \
+      err_set(err, "%s failed: %s", #call, cudaGetErrorString(e_));                                   \
+      goto fail;                                                                                      \
+    }                                                                                                 \
+  } while (0)
+
+#define FP2_OR_FAIL(call)                                                                             \
+  do {                                                                                                \
+    if ((call) != FP2_OK) {                                                                           \
+      err_set(err, "%s", fp2_error_message());                                                        \
+      goto fail;                                                                                      \
+    }                                                                                                 \
+  } while (0)
+
+typedef struct device_buffers {
+  void *q, *k, *v;         /* bf16 */
+  void *q8, *k8, *v8;      /* e4m3 codes (FP8) */
+  float *scales;           /* [3] */
+  unsigned *amax;          /* [3] */
+  float *k_mean, *v_mean;
+  void *kbar, *vbar;
+  fp2_index index;
+  void *ws;
+  size_t ws_bytes;
+  void *o;                 /* bf16 */
+} device_buffers;
+
+static uint16_t *to_bf16(const float *x, size_t n) {
+  uint16_t *out = xmalloc(sizeof(uint16_t) * (n ? n : 1));
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) out[i] = bf16_from_f32(x[i]);
+  return out;
+}
+
+static float *from_bf16(const uint16_t *x, size_t n) {
+  float *out = xmalloc(sizeof(float) * (n ? n : 1));
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) out[i] = bf16_to_f32(x[i]);
+  return out;
+}
+
+static float *from_e4m3(const uint8_t *x, size_t n) {
+  float *out = xmalloc(sizeof(float) * (n ? n : 1));
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) out[i] = e4m3_to_f32(x[i]);
+  return out;
+}
+
+/* Copies a device array of operands (bf16 or e4m3) back as f32 values. */
+static float *download_operands(const void *dev, size_t n, int fp8, char *err) {
+  size_t bytes = n * (fp8 ? 1 : 2);
+  void *host = xmalloc(bytes ? bytes : 1);
+  float *out = NULL;
+  cudaError_t e = cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess)
+    err_set(err, "copying results back failed: %s", cudaGetErrorString(e));
+  else
+    out = fp8 ? from_e4m3(host, n) : from_bf16(host, n);
+  free(host);
+  return out;
+}
+
+static void free_buffers(device_buffers *d) {
+  void *all[] = {d->q, d->k, d->v, d->q8, d->k8, d->v8, d->scales, d->amax, d->k_mean, d->v_mean, d->kbar, d->vbar,
+                 d->index.scratch, d->index.counts, d->index.offsets, d->index.indices, d->ws, d->o};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudaFree(all[i]);
+  memset(d, 0, sizeof *d);
+}
+
+/* Bytes of device memory a problem needs, for the refusal message. */
+static double device_bytes(const problem *pb, const fp2_plan *plan, size_t ws) {
+  double nq = (double)pb->total_q * pb->p.hq * pb->p.dim, nk = (double)pb->total_k * pb->p.hkv * pb->p.dim;
+  double pooled = (double)pb->p.hkv * plan->total_blocks * pb->p.dim;
+  double fp8 = pb->p.dtype == FP2_FP8 ? nq + 2 * nk : 0;
+  return 2 * (nq + 2 * nk) + fp8 + 2 * nq /* o */ + pooled * (4 * 2 + 2 * 2) + 8.0 * plan->capacity +
+         8.0 * plan->nseg + (double)ws;
+}
+
+static int run_once(const problem *pb, const pipeline_config *cfg, const fp2_plan *plan, device_buffers *d,
+                    cudaEvent_t *ev, int forced, char *err) {
+  const fp2_params *p = &pb->p;
+  const int fp8 = p->dtype == FP2_FP8;
+  const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
+  const size_t npooled = (size_t)p->hkv * plan->total_blocks * p->dim;
+  const void *q = fp8 ? d->q8 : d->q, *k = fp8 ? d->k8 : d->k, *v = fp8 ? d->v8 : d->v;
+  const float *scales = fp8 ? d->scales : NULL;
+  /* Poison everything the kernels write: unwritten elements show up as NaN or -1. */
+  CUDA_OR_FAIL(cudaMemset(d->o, 0xff, nq * 2));
+  CUDA_OR_FAIL(cudaMemset(d->k_mean, 0xff, npooled * 4));
+  CUDA_OR_FAIL(cudaMemset(d->v_mean, 0xff, npooled * 4));
+  if (!forced) {
+    CUDA_OR_FAIL(cudaMemset(d->index.offsets, 0xff, sizeof(int) * ((size_t)plan->nseg + 1)));
+    CUDA_OR_FAIL(cudaMemset(d->index.indices, 0xff, sizeof(int) * (size_t)plan->capacity));
+  }
+  CUDA_OR_FAIL(cudaEventRecord(ev[0], 0));
+  if (fp8) {
+    FP2_OR_FAIL(fp2_quantize_e4m3(d->q, nq, d->q8, d->scales + 0, d->amax + 0, 0));
+    FP2_OR_FAIL(fp2_quantize_e4m3(d->k, nk, d->k8, d->scales + 1, d->amax + 1, 0));
+    FP2_OR_FAIL(fp2_quantize_e4m3(d->v, nk, d->v8, d->scales + 2, d->amax + 2, 0));
+  }
+  CUDA_OR_FAIL(cudaEventRecord(ev[1], 0));
+  FP2_OR_FAIL(fp2_pool(p, plan, k, v, scales, d->k_mean, d->v_mean, d->kbar, d->vbar, 0));
+  CUDA_OR_FAIL(cudaEventRecord(ev[2], 0));
+  if (!forced) FP2_OR_FAIL(fp2_select(p, plan, q, d->kbar, scales, &d->index, d->ws, d->ws_bytes, 0));
+  CUDA_OR_FAIL(cudaEventRecord(ev[3], 0));
+  if (cfg->attend)
+    FP2_OR_FAIL(fp2_attend(p, plan, q, k, v, d->kbar, d->vbar, scales, d->index.offsets, d->index.indices, d->o, 0));
+  CUDA_OR_FAIL(cudaEventRecord(ev[4], 0));
+  CUDA_OR_FAIL(cudaEventSynchronize(ev[4]));
+  return 0;
+fail:
+  return -1;
+}
+
+static int upload_index(const csr_index *c, fp2_index *dev, char *err) {
+  CUDA_OR_FAIL(cudaMemcpy(dev->offsets, c->offsets, sizeof(int) * ((size_t)c->nseg + 1), cudaMemcpyHostToDevice));
+  CUDA_OR_FAIL(cudaMemcpy(dev->indices, c->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyHostToDevice));
+  return 0;
+fail:
+  return -1;
+}
+
+static int download_index(const fp2_plan *plan, const fp2_index *dev, csr_index *c, char *err) {
+  memset(c, 0, sizeof *c);
+  c->nseg = plan->nseg;
+  c->offsets = xmalloc(sizeof(int) * ((size_t)plan->nseg + 1));
+  c->evaluated = xmalloc((size_t)(plan->nseg ? plan->nseg : 1));
+  memset(c->evaluated, 1, (size_t)(plan->nseg ? plan->nseg : 1));
+  CUDA_OR_FAIL(cudaMemcpy(c->offsets, dev->offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost));
+  c->nnz = c->offsets[plan->nseg];
+  if (c->nnz < 0 || c->nnz > plan->capacity) {
+    err_set(err, "the gpu index holds %lld blocks, beyond its capacity %d", (long long)c->nnz, plan->capacity);
+    return -1;
+  }
+  c->indices = xmalloc(sizeof(int) * (size_t)(c->nnz ? c->nnz : 1));
+  CUDA_OR_FAIL(cudaMemcpy(c->indices, dev->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyDeviceToHost));
+  return 0;
+fail:
+  return -1;
+}
+
+static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_buffers *d, pipeline_result *out,
+                        char *err) {
+  const fp2_params *p = &pb->p;
+  const int fp8 = p->dtype == FP2_FP8;
+  const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
+  const size_t npooled = (size_t)p->hkv * plan->total_blocks * p->dim;
+  out->k_mean = xmalloc(sizeof(float) * (npooled ? npooled : 1));
+  out->v_mean = xmalloc(sizeof(float) * (npooled ? npooled : 1));
+  CUDA_OR_FAIL(cudaMemcpy(out->k_mean, d->k_mean, npooled * 4, cudaMemcpyDeviceToHost));
+  CUDA_OR_FAIL(cudaMemcpy(out->v_mean, d->v_mean, npooled * 4, cudaMemcpyDeviceToHost));
+  if (!(out->kbar = download_operands(d->kbar, npooled, fp8, err))) return -1;
+  if (!(out->vbar = download_operands(d->vbar, npooled, fp8, err))) return -1;
+  if (!(out->o = download_operands(d->o, nq, 0, err))) return -1;
+  if (fp8) {
+    if (!(out->qo = download_operands(d->q8, nq, 1, err))) return -1;
+    if (!(out->ko = download_operands(d->k8, nk, 1, err))) return -1;
+    if (!(out->vo = download_operands(d->v8, nk, 1, err))) return -1;
+  }
+  return 0;
+fail:
+  return -1;
+}
+
+int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out, char *err) {
+  const fp2_params *p = &pb->p;
+  const int fp8 = p->dtype == FP2_FP8, forced = cfg->density >= 0;
+  const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
+  device_buffers d;
+  fp2_plan plan;
+  cudaEvent_t ev[5] = {0};
+  int rc = -1;
+  memset(out, 0, sizeof *out);
+  memset(&d, 0, sizeof d);
+  if (fp2_plan_create(p, pb->batch, pb->lq, pb->lk, &plan) != FP2_OK) {
+    err_set(err, "%s", fp2_error_message());
+    return -1;
+  }
+  const size_t npooled = (size_t)p->hkv * plan.total_blocks * p->dim;
+  d.ws_bytes = fp2_select_workspace_bytes(&plan);
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_OR_FAIL(cudaMemGetInfo(&free_bytes, &total_bytes));
+  double need = device_bytes(pb, &plan, d.ws_bytes);
+  if (need > (double)free_bytes) {
+    err_set(err, "the problem needs %.2f GB of GPU memory but %.2f GB are free", need / 1e9, free_bytes / 1e9);
+    goto fail;
+  }
+  CUDA_OR_FAIL(cudaMalloc(&d.q, nq * 2));
+  CUDA_OR_FAIL(cudaMalloc(&d.k, nk * 2));
+  CUDA_OR_FAIL(cudaMalloc(&d.v, nk * 2));
+  if (fp8) {
+    CUDA_OR_FAIL(cudaMalloc(&d.q8, nq));
+    CUDA_OR_FAIL(cudaMalloc(&d.k8, nk));
+    CUDA_OR_FAIL(cudaMalloc(&d.v8, nk));
+  }
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.scales, 3 * sizeof(float)));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.amax, 3 * sizeof(unsigned)));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.k_mean, npooled * 4 + 4));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.v_mean, npooled * 4 + 4));
+  CUDA_OR_FAIL(cudaMalloc(&d.kbar, npooled * 2 + 4));
+  CUDA_OR_FAIL(cudaMalloc(&d.vbar, npooled * 2 + 4));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.scratch, sizeof(int) * (size_t)plan.capacity + 4));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.counts, sizeof(int) * (size_t)plan.nseg + 4));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.offsets, sizeof(int) * ((size_t)plan.nseg + 1)));
+  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.indices, sizeof(int) * (size_t)plan.capacity + 4));
+  CUDA_OR_FAIL(cudaMalloc(&d.ws, d.ws_bytes + 16));
+  CUDA_OR_FAIL(cudaMalloc(&d.o, nq * 2));
+  {
+    uint16_t *h = to_bf16(pb->q, nq);
+    cudaError_t e = cudaMemcpy(d.q, h, nq * 2, cudaMemcpyHostToDevice);
+    free(h);
+    CUDA_OR_FAIL(e);
+    h = to_bf16(pb->k, nk);
+    e = cudaMemcpy(d.k, h, nk * 2, cudaMemcpyHostToDevice);
+    free(h);
+    CUDA_OR_FAIL(e);
+    h = to_bf16(pb->v, nk);
+    e = cudaMemcpy(d.v, h, nk * 2, cudaMemcpyHostToDevice);
+    free(h);
+    CUDA_OR_FAIL(e);
+  }
+  if (forced) {
+    csr_index c;
+    ref_forced_index(pb, cfg->density, cfg->seed, &c);
+    int up = upload_index(&c, &d.index, err);
+    csr_free(&c);
+    if (up) goto fail;
+  }
+  for (int i = 0; i < 5; i++) CUDA_OR_FAIL(cudaEventCreate(&ev[i]));
+  out->trials = trials;
+  out->t_quant = xcalloc((size_t)trials + 1, sizeof(double));
+  out->t_pool = xcalloc((size_t)trials + 1, sizeof(double));
+  out->t_select = xcalloc((size_t)trials + 1, sizeof(double));
+  out->t_attend = xcalloc((size_t)trials + 1, sizeof(double));
+  for (int it = -1; it < trials; it++) { /* it = -1: warm-up, not recorded */
+    if (run_once(pb, cfg, &plan, &d, ev, forced, err) != 0) goto fail;
+    if (it < 0) continue;
+    float ms[4];
+    for (int s = 0; s < 4; s++) CUDA_OR_FAIL(cudaEventElapsedTime(&ms[s], ev[s], ev[s + 1]));
+    out->t_quant[it] = ms[0];
+    out->t_pool[it] = ms[1];
+    out->t_select[it] = ms[2];
+    out->t_attend[it] = ms[3];
+  }
+  out->ms_quant = stats_median(out->t_quant, trials);
+  out->ms_pool = stats_median(out->t_pool, trials);
+  out->ms_select = stats_median(out->t_select, trials);
+  out->ms_attend = stats_median(out->t_attend, trials);
+  out->max_blocks = plan.max_blocks;
+  if (download_index(&plan, &d.index, &out->index, err) != 0) goto fail;
+  out->scales[0] = out->scales[1] = out->scales[2] = 1.0f;
+  if (fp8) CUDA_OR_FAIL(cudaMemcpy(out->scales, d.scales, sizeof out->scales, cudaMemcpyDeviceToHost));
+  out->kbar_scale = out->scales[1];
+  out->vbar_scale = out->scales[2];
+  if (cfg->keep_outputs && keep_outputs(pb, &plan, &d, out, err) != 0) goto fail;
+  rc = 0;
+fail:
+  for (int i = 0; i < 5; i++)
+    if (ev[i]) cudaEventDestroy(ev[i]);
+  free_buffers(&d);
+  fp2_plan_destroy(&plan);
+  if (rc != 0) pipeline_result_free(out);
+  return rc;
+}
