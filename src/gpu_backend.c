@@ -1,5 +1,6 @@
 /* The gpu backend: the library's kernels over a whole problem, timed with CUDA events. */
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,19 +107,28 @@ static int run_once(const problem *pb, const pipeline_config *cfg, const fp2_pla
     CUDA_OR_FAIL(cudaMemset(d->index.offsets, 0xff, sizeof(int) * ((size_t)plan->nseg + 1)));
     CUDA_OR_FAIL(cudaMemset(d->index.indices, 0xff, sizeof(int) * (size_t)plan->capacity));
   }
+  /* Each stage between two events and inside an NVTX range, for nsys / ncu. */
   CUDA_OR_FAIL(cudaEventRecord(ev[0], 0));
+  nvtxRangePushA("fp2 quantise");
   if (fp8) {
     FP2_OR_FAIL(fp2_quantize_e4m3(d->q, nq, d->q8, d->scales + 0, d->amax + 0, 0));
     FP2_OR_FAIL(fp2_quantize_e4m3(d->k, nk, d->k8, d->scales + 1, d->amax + 1, 0));
     FP2_OR_FAIL(fp2_quantize_e4m3(d->v, nk, d->v8, d->scales + 2, d->amax + 2, 0));
   }
+  nvtxRangePop();
   CUDA_OR_FAIL(cudaEventRecord(ev[1], 0));
+  nvtxRangePushA("fp2 pool");
   FP2_OR_FAIL(fp2_pool(p, plan, k, v, scales, d->k_mean, d->v_mean, d->kbar, d->vbar, 0));
+  nvtxRangePop();
   CUDA_OR_FAIL(cudaEventRecord(ev[2], 0));
+  nvtxRangePushA("fp2 select");
   if (!forced) FP2_OR_FAIL(fp2_select(p, plan, q, d->kbar, scales, &d->index, d->ws, d->ws_bytes, 0));
+  nvtxRangePop();
   CUDA_OR_FAIL(cudaEventRecord(ev[3], 0));
+  nvtxRangePushA("fp2 attend");
   if (cfg->attend)
     FP2_OR_FAIL(fp2_attend(p, plan, q, k, v, d->kbar, d->vbar, scales, d->index.offsets, d->index.indices, d->o, 0));
+  nvtxRangePop();
   CUDA_OR_FAIL(cudaEventRecord(ev[4], 0));
   CUDA_OR_FAIL(cudaEventSynchronize(ev[4]));
   return 0;
