@@ -49,7 +49,7 @@ void sample_rows(const problem *pb, int max_rows, uint64_t seed, row_sample *out
     int share = (int)((int64_t)max_rows * (b + 1) / pb->batch - (int64_t)max_rows * b / pb->batch);
     if (share < 2) share = 2;
     for (int k = 0; k < share && out->n < n; k++) {
-      int i = share == 1 ? 0 : (int)((int64_t)k * (pb->lq[b] - 1) / (share - 1));
+      int i = (int)((int64_t)k * (pb->lq[b] - 1) / (share - 1));
       if (k > 0 && k < share - 1) i += (int)(rng_uniform(seed, 0x726f77ull + (uint64_t)b, (uint64_t)k) *
                                              ((double)(pb->lq[b] - 1) / (share - 1)));
       if (i >= pb->lq[b]) i = pb->lq[b] - 1;
