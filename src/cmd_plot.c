@@ -13,12 +13,10 @@
    can plot `for [i=0:*] ARG1 index i ... title columnheader(1)`). */
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -26,8 +24,8 @@
 #include "error.h"
 #include "outfile.h"
 #include "report.h"
+#include "subprocess.h"
 
-extern char **environ; /* POSIX defines it but no header of C11 + POSIX declares it */
 
 #define PLOT_MAX_COLUMNS 64
 #define PLOT_KEY_LEN 128
@@ -269,28 +267,9 @@ static int find_gnuplot(char *buf, size_t len) {
    falls back to writing the image there. Its error messages stay on stderr. */
 static int run_gnuplot(const char *gnuplot, const char *script, const char *dat, const char *png, char *err) {
   char *args[] = {"gnuplot", "-c", (char *)script, (char *)dat, (char *)png, NULL};
-  posix_spawn_file_actions_t actions;
-  int e = posix_spawn_file_actions_init(&actions);
-  if (e == 0) e = posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  if (e == 0) e = posix_spawn(&pid, gnuplot, &actions, NULL, args, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (e != 0) {
-    err_set(err, "cannot run '%s': %s", gnuplot, strerror(e));
-    return -1;
-  }
-  int status;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      err_set(err, "cannot wait for gnuplot: %s", strerror(errno));
-      return -1;
-    }
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
-  if (WIFEXITED(status))
-    err_set(err, "gnuplot failed on '%s' (exit status %d)", script, WEXITSTATUS(status));
-  else
-    err_set(err, "gnuplot failed on '%s' (signal %d)", script, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  int status = spawn_wait(gnuplot, args, 1, err);
+  if (status == 0) return 0;
+  if (status > 0) err_set(err, "gnuplot failed on '%s' (exit status %d)", script, status);
   return -1;
 }
 

@@ -8,5 +8,6 @@ int cmd_run(int argc, char **argv);
 int cmd_density(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_regress(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const struct cmd {
     {"density", cmd_density, "selected density per length and head, with the FLOP model"},
     {"check", cmd_check, "compare a backend with the fp64 oracle on fresh random inputs"},
     {"plot", cmd_plot, "render a result JSON with its gnuplot script"},
+    {"regress", cmd_regress, "compare a result with a baseline: SAME, FASTER, SLOWER or UNCLEAR"},
 };
 
 static void usage(FILE *f) {

@@ -13,15 +13,19 @@ static int compare_doubles(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
-double stats_median(const double *x, int n) {
+double stats_quantile(const double *x, int n, double q) {
   if (n <= 0) return NAN;
   double *sorted = xmalloc((size_t)n * sizeof *sorted);
   memcpy(sorted, x, (size_t)n * sizeof *sorted);
   qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
-  double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  double h = (n - 1) * q;
+  int lo = (int)floor(h);
+  double v = lo + 1 < n ? sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]) : sorted[lo];
   free(sorted);
-  return m;
+  return v;
 }
+
+double stats_median(const double *x, int n) { return stats_quantile(x, n, 0.5); }
 
 double stats_min(const double *x, int n) {
   if (n <= 0) return NAN;

@@ -1,0 +1,11 @@
+/* Running another program without a shell (arguments are passed as they are) and waiting
+   for it: gnuplot for plots, fp2bench itself for a fresh candidate in regress. */
+#ifndef FP2_SUBPROCESS_H
+#define FP2_SUBPROCESS_H
+
+/* Runs `path` with argv (NULL-terminated) and waits. stdout_null: send its standard output
+   to /dev/null. Returns its exit status (0..255), or -1 with err when it could not be run or
+   was killed by a signal. */
+int spawn_wait(const char *path, char *const argv[], int stdout_null, char *err);
+
+#endif

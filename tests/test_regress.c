@@ -1,0 +1,106 @@
+/* The verdict logic of fp2bench regress on synthetic trials and on the fixture results. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "regress.h"
+#include "report.h"
+#include "rng.h"
+#include "testing.h"
+
+/* n trials around `median` with relative log-normal noise `sigma`. */
+static void draw(double *x, int n, double median, double sigma, uint64_t seed) {
+  for (int i = 0; i < n; i++) x[i] = median * exp(sigma * rng_normal(seed, 1, (uint64_t)i));
+}
+
+static void synthetic(void) {
+  double b[20], c[20];
+  /* Repeated measurements of one thing with 1-2% noise: SAME, over many seeds. */
+  int same = 0;
+  for (uint64_t s = 0; s < 200; s++) {
+    draw(b, 10, 10.0, 0.015, 2 * s);
+    draw(c, 10, 10.0, 0.015, 2 * s + 1);
+    same += regress_timing(b, 10, c, 10, 0.03).v == VERDICT_SAME;
+  }
+  EXPECT_MSG(same == 200, "only %d of 200 noisy repeats are SAME", same);
+  /* An injected 10% slowdown is SLOWER, every time. */
+  int slower = 0;
+  for (uint64_t s = 0; s < 200; s++) {
+    draw(b, 10, 10.0, 0.015, 2 * s);
+    draw(c, 10, 11.0, 0.015, 2 * s + 1);
+    slower += regress_timing(b, 10, c, 10, 0.03).v == VERDICT_SLOWER;
+  }
+  EXPECT_MSG(slower == 200, "only %d of 200 10%% slowdowns are SLOWER", slower);
+  /* A speed-up is FASTER, and never SLOWER. */
+  draw(b, 10, 10.0, 0.01, 5);
+  draw(c, 10, 9.0, 0.01, 6);
+  EXPECT(regress_timing(b, 10, c, 10, 0.03).v == VERDICT_FASTER);
+  /* A 2% change is under the floor: SAME. */
+  draw(c, 10, 10.2, 0.005, 7);
+  EXPECT(regress_timing(b, 10, c, 10, 0.03).v == VERDICT_SAME);
+  /* A 10% change buried in 20% noise is not SLOWER. */
+  draw(b, 10, 10.0, 0.2, 8);
+  draw(c, 10, 11.0, 0.2, 9);
+  EXPECT(regress_timing(b, 10, c, 10, 0.03).v != VERDICT_SLOWER);
+  /* Too few trials: UNCLEAR even for a large change. */
+  draw(b, 4, 10.0, 0.01, 10);
+  draw(c, 4, 20.0, 0.01, 11);
+  EXPECT(regress_timing(b, 4, c, 4, 0.03).v == VERDICT_UNCLEAR);
+  /* Median and change are exact on a known case. */
+  double kb[5] = {10, 11, 9, 10, 10}, kc[5] = {12, 12, 12, 12, 12};
+  timing_diff d = regress_timing(kb, 5, kc, 5, 0.03);
+  EXPECT_NEAR(d.base_median, 10.0, 1e-12);
+  EXPECT_NEAR(d.change, 0.2, 1e-12);
+  EXPECT(d.v == VERDICT_SLOWER);
+}
+
+static cJSON *load(const char *name) {
+  char rel[128], err[ERR_LEN];
+  snprintf(rel, sizeof rel, "tests/fixtures/regress/%s.json", name);
+  cJSON *doc = NULL;
+  if (report_load(test_source_path(rel), &doc, err) != 0) fprintf(stderr, "%s\n", err);
+  EXPECT(doc != NULL);
+  return doc;
+}
+
+/* Verdict of the fixture's attention timing against base.json. */
+static verdict attend_verdict(const char *name) {
+  cJSON *base = load("base"), *cand = load(name);
+  char err[ERR_LEN];
+  regress_item *items = NULL;
+  verdict v = VERDICT_UNCLEAR;
+  EXPECT(regress_compatible(base, cand, err) == 0);
+  int n = regress_compare(base, cand, 0.03, &items, err);
+  EXPECT(n == 4);
+  for (int i = 0; i < n; i++) {
+    if (strcmp(items[i].key, "attend") == 0) v = items[i].d.v;
+    else EXPECT_MSG(items[i].d.v == VERDICT_SAME || items[i].d.v == VERDICT_UNCLEAR, "%s: %s", items[i].key,
+                    verdict_name(items[i].d.v));
+  }
+  free(items);
+  cJSON_Delete(base);
+  cJSON_Delete(cand);
+  return v;
+}
+
+static void refused(const char *name, const char *why) {
+  cJSON *base = load("base"), *cand = load(name);
+  char err[ERR_LEN] = "";
+  EXPECT(regress_compatible(base, cand, err) != 0);
+  EXPECT_MSG(strstr(err, why) != NULL, "'%s' does not say '%s'", err, why);
+  cJSON_Delete(base);
+  cJSON_Delete(cand);
+}
+
+int main(void) {
+  synthetic();
+  EXPECT(attend_verdict("same") == VERDICT_SAME);
+  EXPECT(attend_verdict("slow10") == VERDICT_SLOWER);
+  EXPECT(attend_verdict("fast10") == VERDICT_FASTER);
+  EXPECT(attend_verdict("three-trials") == VERDICT_UNCLEAR);
+  refused("other-config", "dtype");
+  refused("other-gpu", "different GPUs");
+  refused("other-driver", "CUDA drivers");
+  return test_result("test_regress");
+}
