@@ -59,12 +59,13 @@ typedef struct fp2_opts {
 void opts_defaults(fp2_opts *o);
 
 /* Spec rows for the shared options, to place inside a command's spec table. */
-#define OPTS_SHAPE(o)                                                                        \
+#define OPTS_SIZES(o)                                                                        \
   {"--len", OPT_SIZE_LIST, &(o)->lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->len_given}, \
   {"--heads", OPT_HEADS, (o), "HQ:HKV", "query heads : KV heads", &(o)->heads_given},              \
   {"--dim", OPT_INT, &(o)->dim, "D", "head dimension", &(o)->dim_given},                           \
-  {"--batch", OPT_INT, &(o)->batch, "N", "sequences per batch"},                               \
-  {"--dtype", OPT_CHOICE, &(o)->dtype, DTYPE_CHOICES, "operand precision", &(o)->dtype_given}
+  {"--batch", OPT_INT, &(o)->batch, "N", "sequences per batch"}
+#define OPTS_SHAPE(o) \
+  OPTS_SIZES(o), {"--dtype", OPT_CHOICE, &(o)->dtype, DTYPE_CHOICES, "operand precision", &(o)->dtype_given}
 #define OPTS_SELECT(o)                                                                       \
   {"--alpha", OPT_DOUBLE, &(o)->alpha, "A", "threshold: keep E >= A * max E, A in [0,1]"},  \
   {"--block", OPT_INT, &(o)->block, "B", "key block size (tokens)"},                         \

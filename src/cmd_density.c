@@ -95,9 +95,7 @@ int cmd_density(int argc, char **argv) {
                            .pooled = POOLED_EXACT, .prob = PROB_EXACT};
     pipeline_result r;
     char err[ERR_LEN];
-    if (!gpu) {
-      cpu_pipeline(&pb, &cfg, &r);
-    } else if (gpu_pipeline(&pb, &cfg, 1, &r, err) != 0) {
+    if (backend_pipeline(backend, &pb, &cfg, 1, &r, err) != 0) {
       fail("density: gpu: %s", err);
       problem_free(&pb);
       rc = EXIT_RUNTIME;

@@ -30,7 +30,7 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
          r->index.nseg ? (double)r->index.nnz / r->index.nseg : 0.0);
   fprintf(f, "flops        sparse %.3g, index %.3g, correction %.3g, auxiliary/sparse %.1f%%\n", flops_sparse(d),
          flops_index(d), flops_correction(d), 100 * flops_aux_ratio(d));
-  if (r->trials) {
+  if (r->on_gpu) {
     fprintf(f, "time (gpu)   quantise %.3f ms, pool %.3f ms, select %.3f ms, attend %.3f ms (median of %d)\n",
             r->ms_quant, r->ms_pool, r->ms_select, r->ms_attend, r->trials);
     fprintf(f, "rate         attend %.1f TFLOP/s over the computed pairs\n", flops_sparse(d) / r->ms_attend / 1e9);
@@ -58,17 +58,11 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   report_put_number(row, "flops_index", flops_index(d));
   report_put_number(row, "flops_correction", flops_correction(d));
   report_put_number(row, "aux_ratio", flops_aux_ratio(d));
-  if (r->trials) {
-    report_add_times(row, "quantise", r->t_quant, r->trials);
-    report_add_times(row, "pool", r->t_pool, r->trials);
-    report_add_times(row, "select", r->t_select, r->trials);
-    report_add_times(row, "attend", r->t_attend, r->trials);
-    report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
-  } else {
-    report_add_times(row, "pool", &r->ms_pool, 1);
-    report_add_times(row, "select", &r->ms_select, 1);
-    report_add_times(row, "attend", &r->ms_attend, 1);
-  }
+  report_add_times(row, "quantise", r->t_quant, r->trials);
+  report_add_times(row, "pool", r->t_pool, r->trials);
+  report_add_times(row, "select", r->t_select, r->trials);
+  report_add_times(row, "attend", r->t_attend, r->trials);
+  report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
   report_put_number(row, "quality_rows", q->rows);
   report_put_number(row, "err_corrected", q->err_corrected);
   report_put_number(row, "err_uncorrected", q->err_uncorrected);
@@ -131,9 +125,7 @@ int cmd_run(int argc, char **argv) {
                          .prob = PROB_EXACT};
   pipeline_result r;
   char err[ERR_LEN];
-  if (!gpu) {
-    cpu_pipeline(&pb, &cfg, &r);
-  } else if (gpu_pipeline(&pb, &cfg, a.trials, &r, err) != 0) {
+  if (backend_pipeline(backend, &pb, &cfg, a.trials, &r, err) != 0) {
     fail("run: gpu: %s", err);
     problem_free(&pb);
     return EXIT_RUNTIME;

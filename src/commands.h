@@ -9,5 +9,6 @@ int cmd_density(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_regress(int argc, char **argv);
+int cmd_speedup(int argc, char **argv);
 
 #endif

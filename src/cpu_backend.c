@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "cli.h"
 #include "pipeline.h"
 #include "progress.h"
 #include "wallclock.h"
@@ -97,9 +98,21 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
     }
   }
   double t3 = wall_ms();
-  out->ms_pool = t1 - t0;
-  out->ms_select = t2 - t1;
-  out->ms_attend = t3 - t2;
+  out->trials = 1;
+  out->t_quant = xcalloc(1, sizeof(double));
+  out->t_pool = xmalloc(sizeof(double));
+  out->t_select = xmalloc(sizeof(double));
+  out->t_attend = xmalloc(sizeof(double));
+  out->ms_pool = out->t_pool[0] = t1 - t0;
+  out->ms_select = out->t_select[0] = t2 - t1;
+  out->ms_attend = out->t_attend[0] = t3 - t2;
+}
+
+int backend_pipeline(int backend, const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out,
+                     char *err) {
+  if (backend == BACKEND_GPU) return gpu_pipeline(pb, cfg, trials, out, err);
+  cpu_pipeline(pb, cfg, out);
+  return 0;
 }
 
 void pipeline_result_free(pipeline_result *r) {

@@ -251,6 +251,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
     if (up) goto fail;
   }
   for (int i = 0; i < 5; i++) CUDA_OR_FAIL(cudaEventCreate(&ev[i]));
+  out->on_gpu = 1;
   out->trials = trials;
   out->t_quant = xcalloc((size_t)trials + 1, sizeof(double));
   out->t_pool = xcalloc((size_t)trials + 1, sizeof(double));

@@ -14,6 +14,7 @@ static const struct cmd {
     {"info", cmd_info, "host, CUDA and GPU description"},
     {"run", cmd_run, "one forward pass (pool, select, attend) on one source"},
     {"density", cmd_density, "selected density per length and head, with the FLOP model"},
+    {"speedup", cmd_speedup, "operator speedup over dense attention, ours and the peers' (paper Tab. 1)"},
     {"check", cmd_check, "compare a backend with the fp64 oracle on fresh random inputs"},
     {"plot", cmd_plot, "render a result JSON with its gnuplot script"},
     {"regress", cmd_regress, "compare a result with a baseline: SAME, FASTER, SLOWER or UNCLEAR"},

@@ -29,8 +29,9 @@ typedef struct pipeline_result {
   int max_blocks;
   float *o;                /* [total_q, hq, dim] or NULL */
   double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
-  int trials;              /* timed repetitions behind the medians (gpu) */
-  double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times (gpu), or NULL */
+  int on_gpu;              /* which backend produced it */
+  int trials;              /* timed repetitions behind the medians (1 on the cpu) */
+  double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
   float *qo, *ko, *vo;     /* gpu, FP8: the operands the kernels quantised (code values) */
   float scales[3];         /* gpu: dequantisation scales of q, k, v */
 } pipeline_result;
@@ -44,6 +45,10 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
    the medians and per-trial times, and, with cfg->attend, everything the kernels produced.
    0, or -1 with err (a CUDA or library error, or a size that does not fit). */
 int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out, char *err);
+
+/* The backend given (BACKEND_CPU or BACKEND_GPU; the cpu runs once whatever `trials`). */
+int backend_pipeline(int backend, const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out,
+                     char *err);
 
 void pipeline_result_free(pipeline_result *r);
 

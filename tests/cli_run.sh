@@ -11,7 +11,7 @@ failures=0
 fail() { echo "cli_run.sh: $*" >&2; failures=$((failures + 1)); }
 command -v python3 >/dev/null 2>&1 || { echo "cli_run.sh: python3 not found" >&2; exit 77; }
 
-for sub in info run density check plot; do
+for sub in info run density check plot speedup regress; do
   "$bin" "$sub" --help >"$dir/help.txt" 2>&1 || fail "$sub --help failed"
   grep -q "^usage: fp2bench $sub" "$dir/help.txt" || fail "$sub --help has no usage line"
 done
@@ -107,6 +107,23 @@ d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "check" and len(d["rows"]) == 24, len(d["rows"])
 assert all(r["ok"] and r["index_mismatches"] == 0 for r in d["rows"]), d["rows"]
 PY
+
+# speedup on the cpu backend (it says so), both dtypes, its JSON and its plot.
+"$bin" speedup --backend cpu --len 600 --dtype both --heads 8:2 --dim 32 --peers none --out "$dir/speedup.json" \
+  >/dev/null 2>"$dir/err.txt" || fail "speedup failed: $(cat "$dir/err.txt")"
+grep -q "cpu backend" "$dir/err.txt" || fail "speedup on the cpu does not say so"
+python3 - "$dir/speedup.json" <<'PY' || fail "speedup's JSON is not as expected"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["experiment"] == "speedup" and [r["dtype"] for r in d["rows"]] == ["bf16", "fp8"], d["rows"]
+for r in d["rows"]:
+    assert r["len"] == 600 and r["total_ms"] > 0 and r["dense"]["n"] >= 1 and r["speedup_dense"] > 0, r
+PY
+if command -v gnuplot >/dev/null 2>&1; then
+  "$bin" plot "$dir/speedup.json" -o "$dir/speedup.png" >/dev/null 2>"$dir/err.txt" ||
+    fail "plot of speedup failed: $(cat "$dir/err.txt")"
+fi
+expect_usage "--peers" speedup --peers nope --backend cpu
 
 [ $failures -eq 0 ] || { echo "cli_run.sh: $failures failure(s)" >&2; exit 1; }
 echo "cli_run.sh: ok"

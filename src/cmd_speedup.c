@@ -1,0 +1,213 @@
+/* fp2bench speedup: the paper's operator speedup table (Tab. 1, right). For each length and
+   dtype, on the same inputs in the same run: the index stage (quantise + pool + select),
+   the sparse attention, their total, our dense pass (the same kernel over the full causal
+   index), each peer's dense attention, the speedup of the total over every dense baseline,
+   and TFLOP/s over the pairs each kernel computes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "density.h"
+#include "error.h"
+#include "experiment.h"
+#include "peers.h"
+#include "report.h"
+#include "stats.h"
+
+typedef struct speedup_args {
+  fp2_opts o;
+  int backend;
+  int dtypes; /* --dtype: 0 bf16, 1 fp8, 2 both */
+  const char *peers;
+  int trials;
+} speedup_args;
+
+/* One baseline's times for a length and dtype. */
+typedef struct baseline {
+  char name[32];
+  double *trials_ms;
+  int trials;
+  double median_ms, tflops;
+} baseline;
+
+static void print_header(FILE *f) {
+  fprintf(f, "%7s %-5s %8s %9s %9s %9s %10s  %s\n", "len", "dtype", "density", "index ms", "sparse ms", "total ms",
+          "sparse TF", "dense baselines: ms (TF) speedup");
+}
+
+static void print_row(FILE *f, int64_t len, fp2_dtype dt, double density, double index_ms, double sparse_ms,
+                      double sparse_tf, const baseline *b, int nb) {
+  double total = index_ms + sparse_ms;
+  fprintf(f, "%7lld %-5s %7.2f%% %9.3f %9.3f %9.3f %10.1f ", (long long)len, dt == FP2_FP8 ? "fp8" : "bf16",
+          100 * density, index_ms, sparse_ms, total, sparse_tf);
+  for (int i = 0; i < nb; i++)
+    fprintf(f, " %s %.3f (%.0f) %.1fx", b[i].name, b[i].median_ms, b[i].tflops, b[i].median_ms / total);
+  fprintf(f, "\n");
+}
+
+static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
+                    const baseline *b, int nb, const peer_skip *skipped, int nskipped) {
+  cJSON *row = report_add_row(rep);
+  const double index_ms = r->ms_quant + r->ms_pool + r->ms_select, total = index_ms + r->ms_attend;
+  report_put_number(row, "len", (double)len);
+  report_put_string(row, "dtype", dt == FP2_FP8 ? "fp8" : "bf16");
+  report_put_number(row, "density", density_overall(d));
+  report_add_times(row, "quantise", r->t_quant, r->trials);
+  report_add_times(row, "pool", r->t_pool, r->trials);
+  report_add_times(row, "select", r->t_select, r->trials);
+  report_add_times(row, "attend", r->t_attend, r->trials);
+  report_put_number(row, "index_ms", index_ms);
+  report_put_number(row, "total_ms", total);
+  report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
+  report_put_number(row, "flops_dense", flops_dense(d));
+  report_put_number(row, "flops_sparse", flops_sparse(d));
+  for (int i = 0; i < nb; i++) {
+    char key[64];
+    report_add_times(row, b[i].name, b[i].trials_ms, b[i].trials);
+    snprintf(key, sizeof key, "%.31s_tflops", b[i].name);
+    report_put_number(row, key, b[i].tflops);
+    snprintf(key, sizeof key, "speedup_%.31s", b[i].name);
+    report_put_number(row, key, b[i].median_ms / total);
+  }
+  cJSON *skips = cJSON_CreateArray();
+  for (int i = 0; i < nskipped; i++) {
+    cJSON *s = cJSON_CreateObject();
+    report_put_string(s, "peer", skipped[i].name);
+    report_put_string(s, "why", skipped[i].why);
+    cJSON_AddItemToArray(skips, s);
+  }
+  report_put(row, "peers_skipped", skips);
+}
+
+/* Our dense pass: the same kernels over every causal block. */
+static int own_dense(int backend, const problem *pb, int trials, baseline *out, char *err) {
+  pipeline_config cfg = {.density = 1.0, .attend = 1};
+  pipeline_result r;
+  if (backend_pipeline(backend, pb, &cfg, trials, &r, err) != 0) return -1;
+  density_stats d;
+  density_measure(pb, &r.index, 0, &d);
+  snprintf(out->name, sizeof out->name, "dense");
+  out->trials = r.trials;
+  out->trials_ms = xmalloc(sizeof(double) * (size_t)r.trials);
+  memcpy(out->trials_ms, r.t_attend, sizeof(double) * (size_t)r.trials);
+  out->median_ms = r.ms_attend;
+  out->tflops = flops_dense(&d) / r.ms_attend / 1e9;
+  density_free(&d);
+  pipeline_result_free(&r);
+  return 0;
+}
+
+static int run_length(const speedup_args *a, const data_source *src, int64_t len, fp2_dtype dt, report *rep,
+                      FILE *txt) {
+  fp2_opts o = a->o;
+  o.dtype = dt;
+  problem pb;
+  int rc = experiment_problem("speedup", src, &o, len, a->backend == BACKEND_GPU, &pb);
+  if (rc) return rc;
+  char err[ERR_LEN];
+  pipeline_config cfg = {.density = o.density, .seed = (uint64_t)o.seed, .attend = 1};
+  pipeline_result r;
+  baseline b[1 + PEERS_MAX];
+  peer_skip skipped[PEERS_MAX];
+  int nb = 0, nskipped = 0;
+  if (backend_pipeline(a->backend, &pb, &cfg, a->trials, &r, err) != 0) {
+    fail("speedup: %s", err);
+    problem_free(&pb);
+    return EXIT_RUNTIME;
+  }
+  density_stats d;
+  density_measure(&pb, &r.index, pb.p.correction, &d);
+  rc = EXIT_OK;
+  if (own_dense(a->backend, &pb, a->trials, &b[nb], err) != 0) {
+    fail("speedup: dense: %s", err);
+    rc = EXIT_RUNTIME;
+  } else {
+    nb++;
+  }
+  peer_timing pt[PEERS_MAX];
+  int npt = rc == EXIT_OK && a->backend == BACKEND_GPU
+                ? peers_run(a->peers, &pb, &r.index, a->trials, pt, skipped, &nskipped)
+                : 0;
+  for (int i = 0; i < npt; i++) {
+    memcpy(b[nb].name, pt[i].name, sizeof b[nb].name);
+    b[nb].trials = pt[i].trials;
+    b[nb].trials_ms = pt[i].trials_ms;
+    b[nb].median_ms = stats_median(pt[i].trials_ms, pt[i].trials);
+    b[nb].tflops = flops_dense(&d) / b[nb].median_ms / 1e9;
+    nb++;
+  }
+  if (rc == EXIT_OK) {
+    print_row(txt, len, dt, density_overall(&d), r.ms_quant + r.ms_pool + r.ms_select, r.ms_attend,
+              flops_sparse(&d) / r.ms_attend / 1e9, b, nb);
+    fflush(txt);
+    if (rep) add_row(rep, len, dt, &d, &r, b, nb, skipped, nskipped);
+  }
+  for (int i = 0; i < nb; i++) free(b[i].trials_ms);
+  density_free(&d);
+  pipeline_result_free(&r);
+  problem_free(&pb);
+  return rc;
+}
+
+int cmd_speedup(int argc, char **argv) {
+  speedup_args a = {.dtypes = 0, .peers = PEERS_DEFAULT, .trials = 5};
+  opts_defaults(&a.o);
+  a.o.lens.n = 6;
+  for (int i = 0; i < 6; i++) a.o.lens.v[i] = (int64_t)4096 << i;
+  const opt_spec specs[] = {
+      OPTS_SIZES(&a.o),
+      {"--dtype", OPT_CHOICE, &a.dtypes, "bf16|fp8|both", "operand precision(s)"},
+      OPTS_SELECT(&a.o),
+      OPTS_DATA(&a.o),
+      OPTS_RUN(&a.o),
+      {"--peers", OPT_STRING, &a.peers, "LIST", "dense peers to time beside ours: " PEERS_CHOICES " or none"},
+      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up"},
+  };
+  int rc = cli_parse(argc, argv, "speedup [options]",
+                     "Operator speedup of the sparse pass (index stage + sparse attention) over dense\n"
+                     "attention, ours and the peers', per length and dtype, all measured in this run\n"
+                     "on the same inputs; TFLOP/s over the pairs each kernel computes. Without a GPU the\n"
+                     "cpu backend runs at 1K and says that its times mean nothing.",
+                     specs, NOPTS(specs));
+  if (rc) return rc == 1 ? EXIT_OK : rc;
+  data_source src;
+  if ((rc = experiment_setup("speedup", &a.o, &src))) return rc;
+  if (a.trials < 1) {
+    fail("speedup: --trials: %d is not positive", a.trials);
+    return EXIT_USAGE;
+  }
+  char err[ERR_LEN];
+  if (peers_parse(a.peers, err) != 0) {
+    fail("speedup: --peers: %s", err);
+    return EXIT_USAGE;
+  }
+  a.backend = experiment_backend("speedup", &a.o);
+  if (a.backend < 0) return -a.backend;
+  if (a.backend == BACKEND_CPU) {
+    if (!a.o.len_given) {
+      a.o.lens.n = 1;
+      a.o.lens.v[0] = 1024;
+    }
+    fprintf(stderr, "fp2bench: speedup: no GPU: the cpu backend (fp64 oracle, wall time, no peers) runs %s; its "
+                    "times say nothing about the kernels\n", a.o.len_given ? "the given lengths" : "at --len 1k");
+  }
+  FILE *txt = experiment_text(&a.o);
+  report *rep = a.o.out ? report_new("speedup", argc, argv) : NULL;
+  if (rep) experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
+  print_header(txt);
+  for (int di = 0; di < 2 && rc == EXIT_OK; di++) {
+    if (a.dtypes != 2 && a.dtypes != di) continue;
+    for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
+      fprintf(stderr, "fp2bench: speedup: %s, len %lld\n", di ? "fp8" : "bf16", (long long)a.o.lens.v[li]);
+      rc = run_length(&a, &src, a.o.lens.v[li], (fp2_dtype)di, rep, txt);
+    }
+  }
+  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
+    fail("speedup: %s", err);
+    rc = EXIT_RUNTIME;
+  }
+  report_free(rep);
+  return rc;
+}

@@ -1,0 +1,34 @@
+/* Dense attention peers timed beside our kernels in the same run, on the same inputs:
+   cudnn (cuDNN's fused SDPA through its backend API, from C) and torch (FlashAttention-2,
+   cuDNN and FlexAttention through PyTorch, run by experiments/peers.py). */
+#ifndef FP2_PEERS_H
+#define FP2_PEERS_H
+
+#include "error.h"
+#include "reference.h"
+
+#define PEERS_MAX 8
+#define PEERS_CHOICES "cudnn,torch"
+#define PEERS_DEFAULT "cudnn,torch"
+
+typedef struct peer_timing {
+  char name[32];
+  double *trials_ms; /* owned by the caller after peers_run */
+  int trials;
+} peer_timing;
+
+typedef struct peer_skip {
+  char name[32];
+  char why[ERR_LEN];
+} peer_skip;
+
+/* Checks a comma-separated list of peer names ("none" for none). */
+int peers_parse(const char *list, char *err);
+
+/* Times every peer of the list on the problem's operands (BF16; FP8 where the peer has it),
+   after checking its output against the oracle. Peers that cannot run are listed in skipped
+   with the reason. Returns the number of timings. */
+int peers_run(const char *list, const problem *pb, const csr_index *idx, int trials, peer_timing *out,
+              peer_skip *skipped, int *nskipped);
+
+#endif
