@@ -249,19 +249,6 @@ static int write_dat(const char *path, const cJSON *doc, const plot_spec *spec, 
   return rc;
 }
 
-/* The gnuplot executable found on PATH, into buf; -1 when there is none. */
-static int find_gnuplot(char *buf, size_t len) {
-  const char *path = getenv("PATH");
-  if (!path) path = "/usr/bin:/bin";
-  for (const char *p = path;; p++) {
-    size_t n = strcspn(p, ":");
-    snprintf(buf, len, "%.*s/gnuplot", (int)n, n ? p : ".");
-    if (access(buf, X_OK) == 0) return 0;
-    p += n;
-    if (!*p) return -1;
-  }
-}
-
 /* Runs `gnuplot -c script dat png` without a shell (file names are passed as they are)
    and waits for it. gnuplot's stdout goes to /dev/null: if it cannot open the output it
    falls back to writing the image there. Its error messages stay on stderr. */
@@ -341,7 +328,7 @@ static int plot_result(const cJSON *doc, const char *result, const char *png, co
     fail("plot: '%s' has no rows to plot", result);
     return EXIT_USAGE;
   }
-  if (find_gnuplot(gnuplot, sizeof gnuplot) != 0) {
+  if (find_in_path("gnuplot", gnuplot, sizeof gnuplot) != 0) {
     fail("plot: gnuplot not found: install gnuplot-nox");
     return EXIT_RUNTIME;
   }

@@ -1,5 +1,7 @@
 #include "peers.h"
 
+#include "peer_torch.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -30,30 +32,33 @@ static int check_name(const char *name, void *err) {
 int peers_parse(const char *list, char *err) { return each_peer(list, check_name, err); }
 
 typedef struct run_ctx {
+  const problem *pb;
+  const csr_index *idx;
+  int trials;
+  peer_timing *out;
+  int *nout;
   peer_skip *skipped;
   int *nskipped;
 } run_ctx;
 
-/* No peer is built into this version yet: each one is reported as skipped, with why. */
-static int skip_peer(const char *name, void *ctx) {
+static int run_peer(const char *name, void *ctx) {
   run_ctx *c = ctx;
-  if (*c->nskipped >= PEERS_MAX) return 0;
-  peer_skip *s = &c->skipped[(*c->nskipped)++];
-  snprintf(s->name, sizeof s->name, "%s", name);
-  err_set(s->why, "%s", strcmp(name, "cudnn") == 0 ? "the cuDNN peer is not built into this version yet"
-                                                   : "experiments/peers.py is not written yet");
-  fprintf(stderr, "fp2bench: peer %s skipped: %s\n", name, s->why);
+  if (strcmp(name, "torch") == 0) {
+    peer_torch_run(c->pb, c->idx, c->trials, c->out, c->nout, c->skipped, c->nskipped);
+  } else if (*c->nskipped < PEERS_MAX) {
+    peer_skip *s = &c->skipped[(*c->nskipped)++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    err_set(s->why, "the cuDNN peer is not built into this version yet");
+    fprintf(stderr, "fp2bench: peer %s skipped: %s\n", name, s->why);
+  }
   return 0;
 }
 
 int peers_run(const char *list, const problem *pb, const csr_index *idx, int trials, peer_timing *out,
               peer_skip *skipped, int *nskipped) {
-  (void)pb;
-  (void)idx;
-  (void)trials;
-  (void)out;
-  run_ctx c = {skipped, nskipped};
+  int nout = 0;
+  run_ctx c = {pb, idx, trials, out, &nout, skipped, nskipped};
   *nskipped = 0;
-  each_peer(list, skip_peer, &c);
-  return 0;
+  each_peer(list, run_peer, &c);
+  return nout;
 }

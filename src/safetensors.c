@@ -396,14 +396,28 @@ static size_t put_string(char *buf, size_t pos, const char *s) {
 
 /* The JSON header, padded with spaces to a multiple of 8 bytes (as the reference
    implementation does, so that the data section starts aligned). */
-static char *build_header(const tensor *const *tensors, int n, size_t *len) {
-  char *buf = xmalloc((size_t)n * ST_ENTRY_MAX + 16);
+static char *build_header(const tensor *const *tensors, int n, const char *const *metadata, size_t *len) {
+  size_t meta_bytes = 32;
+  for (int i = 0; metadata && metadata[i]; i++) meta_bytes += 6 * strlen(metadata[i]) + 4;
+  char *buf = xmalloc((size_t)n * ST_ENTRY_MAX + meta_bytes + 16);
   size_t pos = 0;
   uint64_t offset = 0;
   buf[pos++] = '{';
+  if (metadata && metadata[0]) {
+    pos = put_string(buf, pos, "__metadata__");
+    buf[pos++] = ':';
+    buf[pos++] = '{';
+    for (int i = 0; metadata[i] && metadata[i + 1]; i += 2) {
+      if (i) buf[pos++] = ',';
+      pos = put_string(buf, pos, metadata[i]);
+      buf[pos++] = ':';
+      pos = put_string(buf, pos, metadata[i + 1]);
+    }
+    buf[pos++] = '}';
+  }
   for (int i = 0; i < n; i++) {
     const tensor *t = tensors[i];
-    if (i) buf[pos++] = ',';
+    if (i || (metadata && metadata[0])) buf[pos++] = ',';
     pos = put_string(buf, pos, t->name);
     pos +=
         (size_t)sprintf(buf + pos, ":{\"dtype\":\"%s\",\"shape\":[", tensor_dtype_name(t->dtype));
@@ -445,6 +459,11 @@ static int write_all(FILE *f, const void *data, size_t bytes) {
 }
 
 int st_save(const char *path, const tensor *const *tensors, int n, char *err) {
+  return st_save_with_metadata(path, tensors, n, NULL, err);
+}
+
+int st_save_with_metadata(const char *path, const tensor *const *tensors, int n, const char *const *metadata,
+                          char *err) {
   char why[128];
   if (check_for_save(path, tensors, n, err)) return -1;
   FILE *f = fopen(path, "wb");
@@ -453,7 +472,7 @@ int st_save(const char *path, const tensor *const *tensors, int n, char *err) {
     return -1;
   }
   size_t header_len;
-  char *header = build_header(tensors, n, &header_len);
+  char *header = build_header(tensors, n, metadata, &header_len);
   unsigned char len_bytes[8];
   for (int i = 0; i < 8; i++) len_bytes[i] = (unsigned char)((uint64_t)header_len >> (8 * i));
   int rc = write_all(f, len_bytes, 8) || write_all(f, header, header_len) ? -1 : 0;

@@ -23,4 +23,8 @@ void st_free(st_file *f);
 /* Writes the tensors in the given order; names must be unique. */
 int st_save(const char *path, const tensor *const *tensors, int n, char *err);
 
+/* The same with a __metadata__ map: key, value, key, value, ..., NULL. */
+int st_save_with_metadata(const char *path, const tensor *const *tensors, int n, const char *const *metadata,
+                          char *err);
+
 #endif

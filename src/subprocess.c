@@ -1,6 +1,8 @@
 #include "subprocess.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <string.h>
@@ -32,4 +34,16 @@ int spawn_wait(const char *path, char *const argv[], int stdout_null, char *err)
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   err_set(err, "'%s' was killed by signal %d", path, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return -1;
+}
+
+int find_in_path(const char *name, char *buf, size_t len) {
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  for (const char *p = path;; p++) {
+    size_t n = strcspn(p, ":");
+    snprintf(buf, len, "%.*s/%s", (int)n, n ? p : ".", name);
+    if (access(buf, X_OK) == 0) return 0;
+    p += n;
+    if (!*p) return -1;
+  }
 }

@@ -3,9 +3,14 @@
 #ifndef FP2_SUBPROCESS_H
 #define FP2_SUBPROCESS_H
 
+#include <stddef.h>
+
 /* Runs `path` with argv (NULL-terminated) and waits. stdout_null: send its standard output
    to /dev/null. Returns its exit status (0..255), or -1 with err when it could not be run or
    was killed by a signal. */
 int spawn_wait(const char *path, char *const argv[], int stdout_null, char *err);
+
+/* The first executable `name` on PATH into buf; 0, or -1 when there is none. */
+int find_in_path(const char *name, char *buf, size_t len);
 
 #endif

@@ -1,0 +1,152 @@
+#include "peer_torch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "numeric.h"
+#include "report.h"
+#include "safetensors.h"
+#include "subprocess.h"
+
+#define TORCH_EXIT_ABSENT 77 /* peers.py: torch or a CUDA device is missing */
+
+static void skip(peer_skip *skipped, int *nskipped, const char *name, const char *why) {
+  if (*nskipped >= PEERS_MAX) return;
+  peer_skip *s = &skipped[(*nskipped)++];
+  snprintf(s->name, sizeof s->name, "%s", name);
+  snprintf(s->why, sizeof s->why, "%.300s", why);
+  fprintf(stderr, "fp2bench: peer %s skipped: %s\n", name, why);
+}
+
+static void bf16_tensor(tensor *t, const char *name, const float *x, int64_t a, int64_t b, int64_t c) {
+  int64_t shape[3] = {a, b, c};
+  tensor_init(t, name, TENSOR_BF16, 3, shape);
+  uint16_t *d = t->data;
+  size_t n = tensor_numel(t);
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) d[i] = bf16_from_f32(x[i]);
+}
+
+static void i32_tensor(tensor *t, const char *name, const int *x, int64_t n) {
+  tensor_init(t, name, TENSOR_I32, 1, &n);
+  memcpy(t->data, x, sizeof(int) * (size_t)n);
+}
+
+/* q, k, v (bf16 of the source, as the kernels read them) and the index, for the script. */
+static int export_inputs(const char *path, const problem *pb, const csr_index *idx, int trials, char *err) {
+  const fp2_params *p = &pb->p;
+  const int len = pb->lq[0];
+  tensor t[5];
+  bf16_tensor(&t[0], "q", pb->q, len, p->hq, p->dim);
+  bf16_tensor(&t[1], "k", pb->k, len, p->hkv, p->dim);
+  bf16_tensor(&t[2], "v", pb->v, len, p->hkv, p->dim);
+  i32_tensor(&t[3], "csr_offsets", idx->offsets, idx->nseg + 1);
+  i32_tensor(&t[4], "csr_indices", idx->indices, idx->nnz);
+  char block[16], qtile[16], ntrials[16];
+  snprintf(block, sizeof block, "%d", p->block);
+  snprintf(qtile, sizeof qtile, "%d", p->qtile);
+  snprintf(ntrials, sizeof ntrials, "%d", trials);
+  const char *meta[] = {"block", block, "qtile", qtile, "trials", ntrials, "dtype", "bf16", NULL};
+  const tensor *list[5] = {&t[0], &t[1], &t[2], &t[3], &t[4]};
+  int rc = st_save_with_metadata(path, list, 5, meta, err);
+  for (int i = 0; i < 5; i++) tensor_free(&t[i]);
+  return rc;
+}
+
+/* The script's JSON: peers -> timings, skipped -> skips. */
+static int read_result(const char *path, peer_timing *out, int *nout, peer_skip *skipped, int *nskipped, char *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    err_set(err, "peers.py wrote no result '%s'", path);
+    return -1;
+  }
+  char *text = NULL;
+  size_t cap = 0, len = 0, got;
+  char chunk[4096];
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + got + 1 > cap) text = realloc(text, cap = 2 * (len + got + 1));
+    if (!text) {
+      fclose(f);
+      err_set(err, "out of host memory reading '%s'", path);
+      return -1;
+    }
+    memcpy(text + len, chunk, got);
+    len += got;
+  }
+  fclose(f);
+  cJSON *doc = text ? (text[len] = '\0', cJSON_Parse(text)) : NULL;
+  free(text);
+  const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+  if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "fp2bench-peers/1") != 0) {
+    err_set(err, "'%s' is not a result of peers.py (schema fp2bench-peers/1)", path);
+    cJSON_Delete(doc);
+    return -1;
+  }
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "peers")) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *trials = cJSON_GetObjectItemCaseSensitive(e, "trials_ms");
+    int n = cJSON_GetArraySize(trials);
+    if (!cJSON_IsString(name) || n <= 0 || *nout >= PEERS_MAX) continue;
+    peer_timing *t = &out[(*nout)++];
+    snprintf(t->name, sizeof t->name, "%s", name->valuestring);
+    t->trials_ms = xmalloc(sizeof(double) * (size_t)n);
+    t->trials = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, trials) if (cJSON_IsNumber(x)) t->trials_ms[t->trials++] = x->valuedouble;
+  }
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "skipped")) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *why = cJSON_GetObjectItemCaseSensitive(e, "why");
+    if (cJSON_IsString(name)) skip(skipped, nskipped, name->valuestring, cJSON_IsString(why) ? why->valuestring : "?");
+  }
+  cJSON_Delete(doc);
+  return 0;
+}
+
+static const char *script_path(char *buf, size_t len) {
+  const char *dir = getenv("FP2_EXPERIMENTS_DIR");
+  snprintf(buf, len, "%s/peers.py", dir ? dir : FP2_SOURCE_DIR "/experiments");
+  return buf;
+}
+
+void peer_torch_run(const problem *pb, const csr_index *idx, int trials, peer_timing *out, int *nout,
+                    peer_skip *skipped, int *nskipped) {
+  char python[1024], script[1024], in[64], result[64], err[ERR_LEN], why[ERR_LEN + 64];
+  const char *py = getenv("FP2_PYTHON");
+  if (pb->batch != 1) {
+    skip(skipped, nskipped, "torch", "the torch peers take one sequence (--batch 1)");
+    return;
+  }
+  if (py)
+    snprintf(python, sizeof python, "%s", py);
+  else if (find_in_path("python3", python, sizeof python) != 0) {
+    skip(skipped, nskipped, "torch", "python3 not found (set FP2_PYTHON)");
+    return;
+  }
+  if (access(script_path(script, sizeof script), R_OK) != 0) {
+    snprintf(why, sizeof why, "cannot read '%.250s' (set FP2_EXPERIMENTS_DIR)", script);
+    skip(skipped, nskipped, "torch", why);
+    return;
+  }
+  snprintf(in, sizeof in, "/tmp/fp2bench-peers-%ld.safetensors", (long)getpid());
+  snprintf(result, sizeof result, "/tmp/fp2bench-peers-%ld.json", (long)getpid());
+  if (export_inputs(in, pb, idx, trials, err) != 0) {
+    skip(skipped, nskipped, "torch", err);
+    return;
+  }
+  char ntrials[16];
+  snprintf(ntrials, sizeof ntrials, "%d", trials);
+  char *args[] = {python, script, "--in", in, "--out", result, "--trials", ntrials, NULL};
+  int status = spawn_wait(python, args, 0, err);
+  if (status == 0) {
+    if (read_result(result, out, nout, skipped, nskipped, err) != 0) skip(skipped, nskipped, "torch", err);
+  } else if (status == TORCH_EXIT_ABSENT) {
+    skip(skipped, nskipped, "torch", "python3 has no torch or no CUDA device (peers.py says why above)");
+  } else {
+    if (status > 0) snprintf(err, ERR_LEN, "peers.py failed (exit status %d)", status);
+    skip(skipped, nskipped, "torch", err);
+  }
+  remove(in);
+  remove(result);
+}

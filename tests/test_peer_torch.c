@@ -1,0 +1,46 @@
+/* fp2bench's side of the torch peers' contract, against a stand-in script: the input file it
+   writes, the timings and skips it reads back, and the skip when torch is absent. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer_torch.h"
+#include "pipeline.h"
+#include "synth.h"
+#include "testing.h"
+
+int main(void) {
+  setenv("FP2_EXPERIMENTS_DIR", test_source_path("tests/fixtures/peers"), 1);
+  fp2_params p = {.hq = 8, .hkv = 2, .dim = 16, .block = 128, .qtile = 128, .alpha = 0.1f, .sink = 2, .window = 4,
+                  .recent = 2, .correction = 1, .dtype = FP2_BF16};
+  int len = 700;
+  char err[320];
+  problem pb;
+  problem_init(&pb, &p, 1, &len, &len);
+  EXPECT(synth_fill(&pb, SYNTH_LLM, 3, err) == 0);
+  problem_prepare(&pb, 1);
+  csr_index idx;
+  ref_forced_index(&pb, 0.5, 1, &idx);
+
+  peer_timing out[PEERS_MAX];
+  peer_skip skipped[PEERS_MAX];
+  int nout = 0, nskipped = 0;
+  peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
+  EXPECT_MSG(nout == 1 && strcmp(out[0].name, "fa2") == 0 && out[0].trials == 3 && out[0].trials_ms[1] == 1.0,
+             "got %d timings", nout);
+  EXPECT_MSG(nskipped == 1 && strcmp(skipped[0].name, "flex") == 0 && strstr(skipped[0].why, "fake"),
+             "got %d skips: %s", nskipped, nskipped ? skipped[0].why : "");
+  for (int i = 0; i < nout; i++) free(out[i].trials_ms);
+
+  setenv("FP2_FAKE_PEERS", "absent", 1);
+  nout = nskipped = 0;
+  peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
+  EXPECT(nout == 0 && nskipped == 1 && strcmp(skipped[0].name, "torch") == 0 && strstr(skipped[0].why, "no torch"));
+
+  setenv("FP2_EXPERIMENTS_DIR", "/nonexistent", 1);
+  nout = nskipped = 0;
+  peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
+  EXPECT(nskipped == 1 && strstr(skipped[0].why, "cannot read"));
+  csr_free(&idx);
+  problem_free(&pb);
+  return test_result("test_peer_torch");
+}
