@@ -95,6 +95,31 @@ int parse_size_list(const char *s, size_list *out, char *err) {
   return 0;
 }
 
+static int parse_double(const char *s, double *out);
+
+int parse_double_list(const char *s, double_list *out, char *err) {
+  out->n = 0;
+  const char *p = s;
+  for (;;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char buf[64];
+    if (len == 0 || len >= sizeof buf || out->n == SIZE_LIST_MAX) {
+      err_set(err, "'%s' is not a list of at most %d numbers (example: 0.2,0.1,0.05)", s, SIZE_LIST_MAX);
+      return -1;
+    }
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    if (parse_double(buf, &out->v[out->n]) != 0) {
+      err_set(err, "'%s' is not a number", buf);
+      return -1;
+    }
+    out->n++;
+    if (!comma) return 0;
+    p = comma + 1;
+  }
+}
+
 static int parse_int(const char *s, int *out) {
   char *end;
   errno = 0;
@@ -160,6 +185,14 @@ static void format_default(const opt_spec *s, char *buf, size_t len) {
       }
       break;
     }
+    case OPT_DOUBLE_LIST: {
+      const double_list *l = s->dst;
+      size_t used = 0;
+      buf[0] = '\0';
+      for (int i = 0; i < l->n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%g", i ? "," : "", l->v[i]);
+      break;
+    }
     case OPT_DOUBLE: {
       double v = *(double *)s->dst;
       if (v < 0)
@@ -221,6 +254,14 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
       return 0;
     case OPT_SIZE_LIST:
       if (parse_size_list(v, s->dst, err) != 0) {
+        char inner[ERR_LEN];
+        snprintf(inner, sizeof inner, "%s", err);
+        err_set(err, "%s: %s", s->name, inner);
+        return -1;
+      }
+      return 0;
+    case OPT_DOUBLE_LIST:
+      if (parse_double_list(v, s->dst, err) != 0) {
         char inner[ERR_LEN];
         snprintf(inner, sizeof inner, "%s", err);
         err_set(err, "%s: %s", s->name, inner);

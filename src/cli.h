@@ -12,6 +12,7 @@ typedef enum {
   OPT_INT,        /* int*: a plain integer */
   OPT_SIZE,       /* int64_t*: 1000, 4k, 128k, 1m, 4k+77 */
   OPT_SIZE_LIST,  /* size_list*: comma-separated sizes */
+  OPT_DOUBLE_LIST, /* double_list*: comma-separated numbers */
   OPT_DOUBLE,     /* double* */
   OPT_STRING,     /* const char**: NULL when unset */
   OPT_CHOICE,     /* int*: index into the '|'-separated choices in meta */
@@ -33,6 +34,11 @@ typedef struct size_list {
   int n;
   int64_t v[SIZE_LIST_MAX];
 } size_list;
+
+typedef struct double_list {
+  int n;
+  double v[SIZE_LIST_MAX];
+} double_list;
 
 enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_GPU };
 #define BACKEND_CHOICES "auto|cpu|gpu"
@@ -66,8 +72,9 @@ void opts_defaults(fp2_opts *o);
   {"--batch", OPT_INT, &(o)->batch, "N", "sequences per batch"}
 #define OPTS_SHAPE(o) \
   OPTS_SIZES(o), {"--dtype", OPT_CHOICE, &(o)->dtype, DTYPE_CHOICES, "operand precision", &(o)->dtype_given}
-#define OPTS_SELECT(o)                                                                       \
-  {"--alpha", OPT_DOUBLE, &(o)->alpha, "A", "threshold: keep E >= A * max E, A in [0,1]"},  \
+#define OPTS_SELECT(o) \
+  {"--alpha", OPT_DOUBLE, &(o)->alpha, "A", "threshold: keep E >= A * max E, A in [0,1]"}, OPTS_BLOCKS(o)
+#define OPTS_BLOCKS(o)                                                                       \
   {"--block", OPT_INT, &(o)->block, "B", "key block size (tokens)"},                         \
   {"--qtile", OPT_INT, &(o)->qtile, "M", "query tile (packed rows)"},                        \
   {"--sink", OPT_INT, &(o)->sink, "N", "sink blocks always kept"},                           \
@@ -97,6 +104,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
 /* "4k" -> 4096; returns 0, or -1 with the reason in err. */
 int parse_size(const char *s, int64_t *out, char *err);
 int parse_size_list(const char *s, size_list *out, char *err);
+int parse_double_list(const char *s, double_list *out, char *err);
 
 /* Shape and parameter checks common to all experiments; 0 or -1 with err naming the option. */
 int opts_validate(const fp2_opts *o, char *err);

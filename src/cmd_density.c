@@ -1,5 +1,6 @@
 /* fp2bench density: the density the selection gives per length (overall and per KV head)
    for a source and alpha, with the FLOP model of the three stages (paper Eq. 19-20). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -103,8 +104,19 @@ int cmd_density(int argc, char **argv) {
     }
     density_stats d;
     density_measure(&pb, &r.index, pb.p.correction, &d);
-    int needle_rows;
-    double needle = needle_recall(&pb, &r.index, &needle_rows);
+    /* Needle recall over the question tiles, which a tile sample may have missed. */
+    int needle_rows = 0;
+    double needle = NAN;
+    unsigned char *question = gpu ? NULL : needle_segments(&pb);
+    if (gpu || !question) {
+      needle = needle_recall(&pb, &r.index, &needle_rows);
+    } else {
+      csr_index qidx;
+      ref_select(&pb, r.kbar, r.kbar_scale, question, &qidx, NULL, 0);
+      needle = needle_recall(&pb, &qidx, &needle_rows);
+      csr_free(&qidx);
+    }
+    free(question);
     print_row(txt, &pb, &r.index, &d, needle, needle_rows);
     fflush(txt);
     if (rep) add_row(rep, &pb, &r.index, &d, needle, needle_rows);

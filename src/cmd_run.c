@@ -37,9 +37,8 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
   } else {
     fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
   }
-  fprintf(f, "quality      rel. L2 error vs full attention %.3g with correction, %.3g without; "
-         "attention-mass recall %.2f%% (%d rows)\n",
-         q->err_corrected, q->err_uncorrected, 100 * q->mass_recall, q->rows);
+  fprintf(f, "quality      rel. L2 error vs full attention %.3g; attention-mass recall %.2f%% (%d rows)\n", q->err,
+          100 * q->mass_recall, q->rows);
   if (needle_rows) fprintf(f, "needles      recall %.2f%% over %d question rows\n", 100 * needle, needle_rows);
 }
 
@@ -64,8 +63,7 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   report_add_times(row, "attend", r->t_attend, r->trials);
   report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
   report_put_number(row, "quality_rows", q->rows);
-  report_put_number(row, "err_corrected", q->err_corrected);
-  report_put_number(row, "err_uncorrected", q->err_uncorrected);
+  report_put_number(row, "rel_error", q->err);
   report_put_number(row, "mass_recall", q->mass_recall);
   if (needle_rows) {
     report_put_number(row, "needle_recall", needle);
@@ -135,9 +133,8 @@ int cmd_run(int argc, char **argv) {
   density_measure(&pb, &r.index, pb.p.correction, &d);
   row_sample rows;
   sample_rows(&pb, a.rows, (uint64_t)a.o.seed, &rows);
-  pooled_view pooled = pipeline_pooled(&r);
   quality q;
-  quality_measure(&pb, &r.index, pb.p.correction ? &pooled : NULL, &rows, r.o, &q);
+  quality_measure(&pb, &r.index, &rows, r.o, &q);
   int needle_rows;
   double needle = needle_recall(&pb, &r.index, &needle_rows);
   print_summary(experiment_text(&a.o), &r, &d, &q, needle, needle_rows);

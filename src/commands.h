@@ -10,5 +10,7 @@ int cmd_check(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_regress(int argc, char **argv);
 int cmd_speedup(int argc, char **argv);
+int cmd_sweep_alpha(int argc, char **argv);
+int cmd_correction(int argc, char **argv);
 
 #endif

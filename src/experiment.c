@@ -1,5 +1,6 @@
 #include "experiment.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,44 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
     report_put(config, "forced_density", cJSON_CreateNull());
   report_put_number(config, "seed", (double)o->seed);
   report_put_string(config, "backend", backend);
+}
+
+const char *experiment_file(const char *file, char *buf, size_t len) {
+  const char *dir = getenv("FP2_EXPERIMENTS_DIR");
+  snprintf(buf, len, "%s/%s", dir ? dir : FP2_SOURCE_DIR "/experiments", file);
+  return buf;
+}
+
+void experiment_paper(cJSON *config, const char *name) {
+  char path[1024], spec_name[128];
+  snprintf(spec_name, sizeof spec_name, "%s.json", name);
+  experiment_file(spec_name, path, sizeof path);
+  FILE *f = fopen(path, "rb");
+  cJSON *spec = NULL;
+  if (f) {
+    char *text = NULL;
+    size_t len = 0;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = (size_t)ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+      text = xmalloc(len + 1);
+      len = fread(text, 1, len, f);
+      text[len] = '\0';
+      spec = cJSON_Parse(text);
+      free(text);
+    }
+    fclose(f);
+  }
+  if (!spec) {
+    fprintf(stderr, "fp2bench: note: no paper values: cannot read '%s'\n", path);
+    return;
+  }
+  cJSON *paper = cJSON_CreateObject();
+  static const char *const keys[] = {"source", "gpu", "paper_values"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(spec, keys[i]);
+    if (x) report_put(paper, keys[i], cJSON_Duplicate(x, 1));
+  }
+  report_put(config, "paper", paper);
+  cJSON_Delete(spec);
 }
 
 static void shape_tensor(tensor *t, const char *name, tensor_dtype dt, int ndim, int64_t a, int64_t b, int64_t c) {

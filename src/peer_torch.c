@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "experiment.h"
 #include "numeric.h"
 #include "report.h"
 #include "safetensors.h"
@@ -104,12 +105,6 @@ static int read_result(const char *path, peer_timing *out, int *nout, peer_skip 
   return 0;
 }
 
-static const char *script_path(char *buf, size_t len) {
-  const char *dir = getenv("FP2_EXPERIMENTS_DIR");
-  snprintf(buf, len, "%s/peers.py", dir ? dir : FP2_SOURCE_DIR "/experiments");
-  return buf;
-}
-
 void peer_torch_run(const problem *pb, const csr_index *idx, int trials, peer_timing *out, int *nout,
                     peer_skip *skipped, int *nskipped) {
   char python[1024], script[1024], in[64], result[64], err[ERR_LEN], why[ERR_LEN + 64];
@@ -124,7 +119,7 @@ void peer_torch_run(const problem *pb, const csr_index *idx, int trials, peer_ti
     skip(skipped, nskipped, "torch", "python3 not found (set FP2_PYTHON)");
     return;
   }
-  if (access(script_path(script, sizeof script), R_OK) != 0) {
+  if (access(experiment_file("peers.py", script, sizeof script), R_OK) != 0) {
     snprintf(why, sizeof why, "cannot read '%.250s' (set FP2_EXPERIMENTS_DIR)", script);
     skip(skipped, nskipped, "torch", why);
     return;

@@ -12,42 +12,30 @@ static const int *segment_blocks(const problem *pb, const csr_index *idx, int b,
   return idx->indices + idx->offsets[seg];
 }
 
-void quality_measure(const problem *pb, const csr_index *idx, const pooled_view *pooled, const row_sample *rows,
-                     const float *o, quality *out) {
+void quality_measure(const problem *pb, const csr_index *idx, const row_sample *rows, const float *o, quality *out) {
   const int dim = pb->p.dim;
-  const qkv_view src = problem_source(pb), ops = problem_operands(pb);
-  double diff_c = 0, diff_u = 0, norm = 0, mass = 0;
-#pragma omp parallel reduction(+ : diff_c, diff_u, norm, mass)
+  const qkv_view src = problem_source(pb);
+  double diff = 0, norm = 0, mass = 0;
+#pragma omp parallel reduction(+ : diff, norm, mass)
   {
-    double *full = xmalloc(sizeof(double) * (size_t)dim), *corr = xmalloc(sizeof(double) * (size_t)dim);
-    double *unc = xmalloc(sizeof(double) * (size_t)dim);
+    double *full = xmalloc(sizeof(double) * (size_t)dim);
 #pragma omp for schedule(dynamic, 1)
     for (int r = 0; r < rows->n; r++) {
       int b = rows->b[r], i = rows->i[r], head = rows->head[r], n;
       const int *blocks = segment_blocks(pb, idx, b, i, head, &n);
-      double m, lse;
+      double m;
       ref_full_row(pb, src, b, i, head, blocks, n, full, &m);
       mass += m;
-      if (o) {
-        const float *row = o + ((size_t)(pb->cu_q[b] + i) * pb->p.hq + head) * dim;
-        for (int d = 0; d < dim; d++) corr[d] = row[d];
-      } else {
-        ref_attend_row(pb, ops, b, i, head, blocks, n, pooled, PROB_EXACT, corr, &lse);
-      }
-      ref_attend_row(pb, ops, b, i, head, blocks, n, NULL, PROB_EXACT, unc, &lse);
+      const float *row = o + ((size_t)(pb->cu_q[b] + i) * pb->p.hq + head) * dim;
       for (int d = 0; d < dim; d++) {
-        diff_c += (corr[d] - full[d]) * (corr[d] - full[d]);
-        diff_u += (unc[d] - full[d]) * (unc[d] - full[d]);
+        diff += (row[d] - full[d]) * (row[d] - full[d]);
         norm += full[d] * full[d];
       }
     }
     free(full);
-    free(corr);
-    free(unc);
   }
   out->rows = rows->n;
-  out->err_corrected = norm > 0 ? sqrt(diff_c / norm) : NAN;
-  out->err_uncorrected = norm > 0 ? sqrt(diff_u / norm) : NAN;
+  out->err = norm > 0 ? sqrt(diff / norm) : NAN;
   out->mass_recall = rows->n > 0 ? mass / rows->n : NAN;
 }
 
@@ -68,6 +56,7 @@ double needle_recall(const problem *pb, const csr_index *idx, int *rows) {
       for (int head = 0; head < pb->p.hq; head++) {
         int i = pos - offset, t = (i * g + head % g) / pb->p.qtile;
         if (k < 0 || t >= ntiles - pb->p.recent) continue;
+        if (!idx->evaluated[problem_segment(pb, b, head / g, t)]) continue;
         int n;
         const int *blocks = segment_blocks(pb, idx, b, i, head, &n);
         int ok = 1;
@@ -79,4 +68,19 @@ double needle_recall(const problem *pb, const csr_index *idx, int *rows) {
   }
   *rows = counted;
   return counted ? (double)found / counted : NAN;
+}
+
+unsigned char *needle_segments(const problem *pb) {
+  if (!pb->niah) return NULL;
+  const int g = fp2_group(&pb->p);
+  unsigned char *want = xcalloc((size_t)problem_num_segments(pb) + 1, 1);
+  for (int b = 0; b < pb->batch; b++) {
+    const niah_info *ni = &pb->niah[b];
+    for (int pos = ni->question_begin; pos < ni->question_begin + ni->question_len; pos++)
+      for (int head = 0; head < pb->p.hq; head++) {
+        int i = pos - (pb->lk[b] - pb->lq[b]);
+        want[problem_segment(pb, b, head / g, (i * g + head % g) / pb->p.qtile)] = 1;
+      }
+  }
+  return want;
 }

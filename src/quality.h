@@ -8,20 +8,22 @@
 
 typedef struct quality {
   int rows;
-  double err_corrected;   /* ||o - o_full|| / ||o_full|| over the rows, correction on */
-  double err_uncorrected; /* the same without correction */
-  double mass_recall;     /* mean share of the full softmax mass inside the selected blocks */
+  double err;         /* ||o - o_full|| / ||o_full|| over the rows */
+  double mass_recall; /* mean share of the full softmax mass inside the selected blocks */
 } quality;
 
-/* Full attention runs on the source values (what the model computed); the sparse outputs on
-   the operands. `o` (optional, [total_q, hq, dim]) supplies the corrected outputs of a backend
-   instead of the oracle's (its correction setting is then the problem's). */
-void quality_measure(const problem *pb, const csr_index *idx, const pooled_view *pooled, const row_sample *rows,
-                     const float *o, quality *out);
+/* A backend's output rows o ([total_q, hq, dim]; only the sampled rows are read) against full
+   causal attention on the source values (what the model computed), and the attention-mass
+   recall of the index. */
+void quality_measure(const problem *pb, const csr_index *idx, const row_sample *rows, const float *o, quality *out);
 
 /* Share of synth:niah question rows (outside the always-dense tail tiles) whose tile selected
-   every block of the needle they ask for; *rows receives how many rows were counted (0 when the
-   problem has no needles, and the result is then NaN). */
+   every block of the needle they ask for; rows whose segment idx did not evaluate are not
+   counted. *rows receives how many were (0 without needles; the result is then NaN). */
 double needle_recall(const problem *pb, const csr_index *idx, int *rows);
+
+/* want[seg] = 1 for the segments holding question rows of synth:niah (NULL without needles),
+   for an index that only needs those. Caller frees. */
+unsigned char *needle_segments(const problem *pb);
 
 #endif

@@ -210,8 +210,9 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
           float *q = pb->q + ((size_t)(pb->cu_q[b] + i) * hq + head) * dim;
           uint64_t base = ((uint64_t)i * (uint64_t)g + (uint64_t)hh) * (uint64_t)dim;
           for (int d = 0; d < dim; d++) {
-            double val = d < half ? r[d] : qscale * beta * hd.w[d - half];
-            if (d >= half && nd >= 0) val += qscale * hd.needle[nd][d - half];
+            /* A question row looks for its needle instead of the head's usual content. */
+            const double *want = nd >= 0 ? hd.needle[nd] : hd.w;
+            double val = d < half ? r[d] : qscale * (nd >= 0 ? 1.0 : beta) * want[d - half];
             val += LLM_QUERY_NOISE * rng_normal(seed, sq, base + (uint64_t)d);
             q[d] = bf16_round((float)val);
           }

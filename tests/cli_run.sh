@@ -52,7 +52,7 @@ assert d["config"]["hq"] == 8 and d["config"]["dim"] == 32, d["config"]
 row = d["rows"][0]
 assert row["len"] == 700 and 0 < row["density"] <= 1, row
 assert row["pool"]["n"] == 1 and row["pool"]["median_ms"] >= 0, row
-assert 0 <= row["err_corrected"] < 1 and 0 < row["mass_recall"] <= 1, row
+assert 0 <= row["rel_error"] < 1 and 0 < row["mass_recall"] <= 1, row
 raw = open(sys.argv[2], "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 header = json.loads(raw[8:8 + n])

@@ -1,0 +1,126 @@
+/* fp2bench correction: the cost of the mean correction (paper Fig. 6). At one length and a
+   forced block mask per sparsity level (sparsity = 1 - density of the mask), the sparse
+   attention's time with and without correction, the absolute and the relative overhead. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "density.h"
+#include "error.h"
+#include "experiment.h"
+#include "report.h"
+
+typedef struct correction_args {
+  fp2_opts o;
+  double_list sparsity;
+  int dtypes, trials, backend;
+} correction_args;
+
+static int attend_times(const correction_args *a, problem *pb, double density, int correction, pipeline_result *r,
+                        char *err) {
+  pipeline_config cfg = {.density = density, .seed = (uint64_t)a->o.seed, .attend = 1};
+  pb->p.correction = correction;
+  return backend_pipeline(a->backend, pb, &cfg, a->trials, r, err);
+}
+
+static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype dt, report *rep, FILE *txt) {
+  fp2_opts o = a->o;
+  o.dtype = dt;
+  problem pb;
+  const int64_t len = o.lens.v[0];
+  int rc = experiment_problem("correction", src, &o, len, a->backend == BACKEND_GPU, &pb);
+  if (rc) return rc;
+  char err[ERR_LEN];
+  for (int i = 0; i < a->sparsity.n && rc == EXIT_OK; i++) {
+    const double density = 1.0 - a->sparsity.v[i];
+    fprintf(stderr, "fp2bench: correction: %s, sparsity %g\n", dt == FP2_FP8 ? "fp8" : "bf16", a->sparsity.v[i]);
+    pipeline_result on, off;
+    if (attend_times(a, &pb, density, 1, &on, err) != 0) {
+      fail("correction: %s", err);
+      rc = EXIT_RUNTIME;
+      break;
+    }
+    if (attend_times(a, &pb, density, 0, &off, err) != 0) {
+      fail("correction: %s", err);
+      pipeline_result_free(&on);
+      rc = EXIT_RUNTIME;
+      break;
+    }
+    density_stats d;
+    density_measure(&pb, &on.index, 1, &d);
+    const double extra = on.ms_attend - off.ms_attend;
+    fprintf(txt, "%-5s %8.0f%% %9.2f%% %12.3f %12.3f %10.3f %9.1f%%\n", dt == FP2_FP8 ? "fp8" : "bf16",
+            100 * a->sparsity.v[i], 100 * density_overall(&d), on.ms_attend, off.ms_attend, extra,
+            100 * extra / off.ms_attend);
+    fflush(txt);
+    if (rep) {
+      cJSON *row = report_add_row(rep);
+      report_put_number(row, "len", (double)len);
+      report_put_string(row, "dtype", dt == FP2_FP8 ? "fp8" : "bf16");
+      report_put_number(row, "sparsity", a->sparsity.v[i]);
+      report_put_number(row, "density", density_overall(&d));
+      report_add_times(row, "attend_corrected", on.t_attend, on.trials);
+      report_add_times(row, "attend_uncorrected", off.t_attend, off.trials);
+      report_put_number(row, "overhead_ms", extra);
+      report_put_number(row, "overhead", extra / off.ms_attend);
+      report_put_number(row, "flops_correction", flops_correction(&d));
+    }
+    density_free(&d);
+    pipeline_result_free(&on);
+    pipeline_result_free(&off);
+  }
+  problem_free(&pb);
+  return rc;
+}
+
+int cmd_correction(int argc, char **argv) {
+  correction_args a = {.sparsity = {10, {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}, .dtypes = 2, .trials = 5};
+  opts_defaults(&a.o);
+  a.o.lens.v[0] = 65536;
+  const opt_spec specs[] = {
+      OPTS_SIZES(&a.o),
+      {"--dtype", OPT_CHOICE, &a.dtypes, "bf16|fp8|both", "operand precision(s)"},
+      {"--sparsity", OPT_DOUBLE_LIST, &a.sparsity, "S[,S...]", "share of causal blocks dropped, each in [0,1)"},
+      OPTS_BLOCKS(&a.o),
+      {"--data", OPT_STRING, &a.o.data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors",
+       &a.o.data_given},
+      {"--seed", OPT_SIZE, &a.o.seed, "N", "random seed (inputs and masks)"},
+      OPTS_RUN(&a.o),
+      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
+  };
+  int rc = cli_parse(argc, argv, "correction [options]",
+                     "The cost of the mean correction (paper Fig. 6): sparse attention with and without it\n"
+                     "over forced block masks from dense (sparsity 0) to 90% sparsity.",
+                     specs, NOPTS(specs));
+  if (rc) return rc == 1 ? EXIT_OK : rc;
+  data_source src;
+  if ((rc = experiment_setup("correction", &a.o, &src))) return rc;
+  for (int i = 0; i < a.sparsity.n; i++)
+    if (!(a.sparsity.v[i] >= 0 && a.sparsity.v[i] < 1)) {
+      fail("correction: --sparsity: %g is outside [0,1)", a.sparsity.v[i]);
+      return EXIT_USAGE;
+    }
+  if (a.o.lens.n != 1 || a.trials < 1) {
+    fail("correction: --len takes one length; --trials must be positive");
+    return EXIT_USAGE;
+  }
+  a.backend = experiment_backend("correction", &a.o);
+  if (a.backend < 0) return -a.backend;
+  FILE *txt = experiment_text(&a.o);
+  report *rep = a.o.out ? report_new("correction", argc, argv) : NULL;
+  if (rep) {
+    experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
+    experiment_paper(report_config(rep), "correction");
+  }
+  fprintf(txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
+          "extra ms", "overhead");
+  for (int di = 0; di < 2 && rc == EXIT_OK; di++)
+    if (a.dtypes == 2 || a.dtypes == di) rc = run_dtype(&a, &src, (fp2_dtype)di, rep, txt);
+  char err[ERR_LEN];
+  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
+    fail("correction: %s", err);
+    rc = EXIT_RUNTIME;
+  }
+  report_free(rep);
+  return rc;
+}

@@ -1,0 +1,178 @@
+/* fp2bench sweep-alpha: the paper's Tab. 9 at operator level. For each threshold alpha, on
+   one input per dtype: the selected density, the sparse pass's time, its relative L2 error
+   against full attention with and without mean correction, the attention-mass recall, and
+   the needle recall of the same alpha on synth:niah. The paper reports RULER scores of a
+   model; these are the operator-level quantities behind them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "density.h"
+#include "error.h"
+#include "experiment.h"
+#include "quality.h"
+#include "report.h"
+
+typedef struct sweep_args {
+  fp2_opts o;
+  double_list alphas;
+  int dtypes; /* 0 bf16, 1 fp8, 2 both */
+  int rows, trials, backend;
+} sweep_args;
+
+typedef struct sweep_point {
+  double density, needle;
+  int needle_rows;
+  quality with, without;
+  pipeline_result r; /* the corrected pass: times */
+} sweep_point;
+
+/* The sparse pass at the problem's alpha, with and without correction, and its quality. */
+static int measure(const sweep_args *a, problem *pb, const row_sample *rows, sweep_point *out, char *err) {
+  pipeline_config cfg = {.density = -1, .seed = (uint64_t)a->o.seed, .attend = 1, .rows = rows, .keep_outputs = 1,
+                         .pooled = POOLED_EXACT, .prob = PROB_EXACT};
+  pipeline_result off;
+  pb->p.correction = 1;
+  if (backend_pipeline(a->backend, pb, &cfg, a->trials, &out->r, err) != 0) return -1;
+  pb->p.correction = 0;
+  int rc = backend_pipeline(a->backend, pb, &cfg, 1, &off, err);
+  pb->p.correction = 1;
+  if (rc != 0) {
+    pipeline_result_free(&out->r);
+    return -1;
+  }
+  density_stats d;
+  density_measure(pb, &out->r.index, 1, &d);
+  out->density = density_overall(&d);
+  density_free(&d);
+  quality_measure(pb, &out->r.index, rows, out->r.o, &out->with);
+  quality_measure(pb, &off.index, rows, off.o, &out->without);
+  pipeline_result_free(&off);
+  return 0;
+}
+
+/* Needle recall of the index alone on synth:niah (same shape, seed and alpha). */
+static int needles(const sweep_args *a, problem *niah, sweep_point *out, char *err) {
+  pipeline_config cfg = {.density = -1, .seed = (uint64_t)a->o.seed, .pooled = POOLED_EXACT};
+  pipeline_result r;
+  if (backend_pipeline(a->backend, niah, &cfg, 1, &r, err) != 0) return -1;
+  out->needle = needle_recall(niah, &r.index, &out->needle_rows);
+  pipeline_result_free(&r);
+  return 0;
+}
+
+static void print_point(FILE *f, fp2_dtype dt, double alpha, const sweep_point *s) {
+  char needle[16] = "-";
+  if (s->needle_rows) snprintf(needle, sizeof needle, "%.1f%%", 100 * s->needle);
+  fprintf(f, "%-5s %7.4f %8.2f%% %10.3f %12.4f %12.4f %9.2f%% %8s\n", dt == FP2_FP8 ? "fp8" : "bf16", alpha,
+          100 * s->density, s->r.ms_quant + s->r.ms_pool + s->r.ms_select + s->r.ms_attend, s->with.err,
+          s->without.err, 100 * s->with.mass_recall, needle);
+}
+
+static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, const sweep_point *s) {
+  cJSON *row = report_add_row(rep);
+  report_put_number(row, "len", (double)len);
+  report_put_string(row, "dtype", dt == FP2_FP8 ? "fp8" : "bf16");
+  report_put_number(row, "alpha", alpha);
+  report_put_number(row, "density", s->density);
+  report_add_times(row, "quantise", s->r.t_quant, s->r.trials);
+  report_add_times(row, "pool", s->r.t_pool, s->r.trials);
+  report_add_times(row, "select", s->r.t_select, s->r.trials);
+  report_add_times(row, "attend", s->r.t_attend, s->r.trials);
+  report_put_number(row, "rel_error_corrected", s->with.err);
+  report_put_number(row, "rel_error_uncorrected", s->without.err);
+  report_put_number(row, "mass_recall", s->with.mass_recall);
+  report_put_number(row, "quality_rows", s->with.rows);
+  if (s->needle_rows) {
+    report_put_number(row, "needle_recall", s->needle);
+    report_put_number(row, "needle_rows", s->needle_rows);
+  }
+}
+
+static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt, report *rep, FILE *txt) {
+  fp2_opts o = a->o;
+  o.dtype = dt;
+  problem pb, niah;
+  data_source niah_src = {.synth = SYNTH_NIAH};
+  const int64_t len = o.lens.v[0];
+  int rc = experiment_problem("sweep-alpha", src, &o, len, a->backend == BACKEND_GPU, &pb);
+  if (rc) return rc;
+  if ((rc = experiment_problem("sweep-alpha", &niah_src, &o, len, a->backend == BACKEND_GPU, &niah))) {
+    problem_free(&pb);
+    return rc;
+  }
+  row_sample rows;
+  sample_rows(&pb, a->rows, (uint64_t)o.seed, &rows);
+  char err[ERR_LEN];
+  for (int i = 0; i < a->alphas.n && rc == EXIT_OK; i++) {
+    pb.p.alpha = niah.p.alpha = (float)a->alphas.v[i];
+    fprintf(stderr, "fp2bench: sweep-alpha: %s, alpha %g\n", dt == FP2_FP8 ? "fp8" : "bf16", a->alphas.v[i]);
+    sweep_point s;
+    if (measure(a, &pb, &rows, &s, err) != 0 || needles(a, &niah, &s, err) != 0) {
+      fail("sweep-alpha: %s", err);
+      rc = EXIT_RUNTIME;
+      break;
+    }
+    print_point(txt, dt, a->alphas.v[i], &s);
+    fflush(txt);
+    if (rep) add_point(rep, len, dt, a->alphas.v[i], &s);
+    pipeline_result_free(&s.r);
+  }
+  row_sample_free(&rows);
+  problem_free(&niah);
+  problem_free(&pb);
+  return rc;
+}
+
+int cmd_sweep_alpha(int argc, char **argv) {
+  sweep_args a = {.alphas = {5, {0.2, 0.1, 0.05, 0.025, 0.0125}}, .dtypes = 2, .rows = 256, .trials = 5};
+  opts_defaults(&a.o);
+  a.o.lens.v[0] = 65536;
+  const opt_spec specs[] = {
+      OPTS_SIZES(&a.o),
+      {"--dtype", OPT_CHOICE, &a.dtypes, "bf16|fp8|both", "operand precision(s)"},
+      {"--alpha", OPT_DOUBLE_LIST, &a.alphas, "A[,A...]", "thresholds to sweep, each in [0,1]"},
+      OPTS_BLOCKS(&a.o),
+      OPTS_DATA(&a.o),
+      OPTS_RUN(&a.o),
+      {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
+      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
+  };
+  int rc = cli_parse(argc, argv, "sweep-alpha [options]",
+                     "Sweep the threshold alpha (paper Tab. 9): density, time, relative L2 error against\n"
+                     "full attention with and without mean correction, attention-mass recall, and\n"
+                     "needle recall on synth:niah, for each alpha and dtype.",
+                     specs, NOPTS(specs));
+  if (rc) return rc == 1 ? EXIT_OK : rc;
+  data_source src;
+  if ((rc = experiment_setup("sweep-alpha", &a.o, &src))) return rc;
+  char err[ERR_LEN];
+  for (int i = 0; i < a.alphas.n; i++)
+    if (!(a.alphas.v[i] >= 0 && a.alphas.v[i] <= 1)) {
+      fail("sweep-alpha: --alpha: %g is outside [0,1]", a.alphas.v[i]);
+      return EXIT_USAGE;
+    }
+  if (a.o.lens.n != 1 || a.rows < 1 || a.trials < 1) {
+    fail("sweep-alpha: --len takes one length; --rows and --trials must be positive");
+    return EXIT_USAGE;
+  }
+  a.backend = experiment_backend("sweep-alpha", &a.o);
+  if (a.backend < 0) return -a.backend;
+  FILE *txt = experiment_text(&a.o);
+  report *rep = a.o.out ? report_new("sweep-alpha", argc, argv) : NULL;
+  if (rep) {
+    experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
+    experiment_paper(report_config(rep), "sweep-alpha");
+  }
+  fprintf(txt, "%-5s %7s %9s %10s %12s %12s %10s %8s\n", "dtype", "alpha", "density", "total ms", "err (corr)",
+          "err (none)", "mass", "needles");
+  for (int di = 0; di < 2 && rc == EXIT_OK; di++)
+    if (a.dtypes == 2 || a.dtypes == di) rc = sweep_dtype(&a, &src, (fp2_dtype)di, rep, txt);
+  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
+    fail("sweep-alpha: %s", err);
+    rc = EXIT_RUNTIME;
+  }
+  report_free(rep);
+  return rc;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The paper's experiments end to end on the cpu backend at a tiny size: sweep-alpha and
+# correction write their JSON with the paper's values beside ours, and their plots render.
+# Usage: cli_experiments.sh path/to/fp2bench
+set -u
+bin=$1
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+failures=0
+fail() { echo "cli_experiments.sh: $*" >&2; failures=$((failures + 1)); }
+command -v python3 >/dev/null 2>&1 || { echo "cli_experiments.sh: python3 not found" >&2; exit 77; }
+small="--len 1k --heads 8:2 --dim 32 --backend cpu"
+
+"$bin" sweep-alpha $small --alpha 0.5,0.1,0 --rows 16 --out "$dir/sweep.json" >/dev/null 2>"$dir/err.txt" ||
+  fail "sweep-alpha failed: $(cat "$dir/err.txt")"
+python3 - "$dir/sweep.json" <<'PY' || fail "sweep-alpha's JSON is not as expected"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["experiment"] == "sweep-alpha" and d["config"]["paper"]["paper_values"], d["config"]
+rows = d["rows"]
+assert [(r["dtype"], r["alpha"]) for r in rows] == [(t, a) for t in ("bf16", "fp8") for a in (0.5, 0.1, 0)], rows
+for t in ("bf16", "fp8"):
+    dens = [r["density"] for r in rows if r["dtype"] == t]
+    assert dens == sorted(dens) and dens[-1] == 1.0, dens          # lower alpha keeps more; alpha 0 keeps all
+    zero = [r for r in rows if r["dtype"] == t and r["alpha"] == 0][0]
+    assert zero["rel_error_corrected"] == zero["rel_error_uncorrected"], zero  # nothing left to correct
+    assert all(0 <= r["rel_error_corrected"] < 0.5 and r["needle_rows"] > 0 for r in rows), rows
+PY
+"$bin" correction $small --sparsity 0,0.9 --out "$dir/corr.json" >/dev/null 2>"$dir/err.txt" ||
+  fail "correction failed: $(cat "$dir/err.txt")"
+python3 - "$dir/corr.json" <<'PY' || fail "correction's JSON is not as expected"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["experiment"] == "correction" and d["config"]["paper"]["paper_values"], d["config"]
+rows = d["rows"]
+assert [r["sparsity"] for r in rows] == [0, 0.9, 0, 0.9], rows
+assert all(r["attend_corrected"]["n"] >= 1 and r["flops_correction"] >= 0 for r in rows), rows
+assert rows[0]["density"] == 1.0 and rows[0]["flops_correction"] == 0, rows[0]
+PY
+"$bin" sweep-alpha $small --alpha 1.5 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "sweep-alpha --alpha 1.5 does not exit 2"
+"$bin" correction $small --sparsity 1 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "correction --sparsity 1 does not exit 2"
+if command -v gnuplot >/dev/null 2>&1; then
+  for r in sweep corr; do
+    "$bin" plot "$dir/$r.json" -o "$dir/$r.png" >/dev/null 2>"$dir/err.txt" || fail "plot of $r failed: $(cat "$dir/err.txt")"
+  done
+fi
+[ $failures -eq 0 ] || { echo "cli_experiments.sh: $failures failure(s)" >&2; exit 1; }
+echo "cli_experiments.sh: ok"
