@@ -12,5 +12,7 @@ int cmd_regress(int argc, char **argv);
 int cmd_speedup(int argc, char **argv);
 int cmd_sweep_alpha(int argc, char **argv);
 int cmd_correction(int argc, char **argv);
+int cmd_breakdown(int argc, char **argv);
+int cmd_chunked(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const struct cmd {
     {"speedup", cmd_speedup, "operator speedup over dense attention, ours and the peers' (paper Tab. 1)"},
     {"sweep-alpha", cmd_sweep_alpha, "density, error with and without correction, needle recall per alpha (Tab. 9)"},
     {"correction", cmd_correction, "cost of the mean correction against sparsity (Fig. 6)"},
+    {"breakdown", cmd_breakdown, "time of each stage of the sparse pass per length"},
+    {"chunked", cmd_chunked, "chunked prefill: the index re-run per chunk against one pass (Tab. 6)"},
     {"check", cmd_check, "compare a backend with the fp64 oracle on fresh random inputs"},
     {"plot", cmd_plot, "render a result JSON with its gnuplot script"},
     {"regress", cmd_regress, "compare a result with a baseline: SAME, FASTER, SLOWER or UNCLEAR"},

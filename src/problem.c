@@ -15,7 +15,8 @@ int niah_needle_of(const niah_info *ni, int pos) {
   return k < ni->n ? k : ni->n - 1;
 }
 
-void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk) {
+/* Lengths, prefix sums and totals; no tensor storage. */
+static void problem_geometry(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk) {
   memset(pb, 0, sizeof *pb);
   pb->p = *p;
   pb->batch = batch;
@@ -37,10 +38,23 @@ void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, co
   }
   pb->total_q = pb->cu_q[batch];
   pb->total_k = pb->cu_k[batch];
+  pb->sq = pb->sk = pb->sv = 1.0f;
+}
+
+void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk) {
+  problem_geometry(pb, p, batch, lq, lk);
   pb->q = xmalloc(sizeof(float) * (size_t)pb->total_q * (size_t)p->hq * (size_t)p->dim);
   pb->k = xmalloc(sizeof(float) * (size_t)pb->total_k * (size_t)p->hkv * (size_t)p->dim);
   pb->v = xmalloc(sizeof(float) * (size_t)pb->total_k * (size_t)p->hkv * (size_t)p->dim);
-  pb->sq = pb->sk = pb->sv = 1.0f;
+}
+
+void problem_chunk(const problem *full, int first, int count, problem *out) {
+  int lk = first + count;
+  problem_geometry(out, &full->p, 1, &count, &lk);
+  out->borrowed = 1;
+  out->q = full->q + (size_t)first * full->p.hq * full->p.dim;
+  out->k = full->k;
+  out->v = full->v;
 }
 
 static void free_operands(problem *pb) {
@@ -52,9 +66,11 @@ static void free_operands(problem *pb) {
 
 void problem_free(problem *pb) {
   free_operands(pb);
-  free(pb->q);
-  free(pb->k);
-  free(pb->v);
+  if (!pb->borrowed) {
+    free(pb->q);
+    free(pb->k);
+    free(pb->v);
+  }
   free(pb->lq);
   free(pb->lk);
   free(pb->cu_q);

@@ -36,6 +36,7 @@ typedef struct problem {
   int *cu_blocks;        /* [batch+1] prefix of key blocks */
   int64_t total_q, total_k;
   float *q, *k, *v;      /* source values, f32 */
+  int borrowed;          /* q, k, v belong to another problem (problem_chunk) */
   niah_info *niah;       /* [batch] for synth:niah, else NULL */
   /* Operands (problem_prepare): bf16-rounded source for BF16, e4m3 code values for FP8. */
   float *qo, *ko, *vo;
@@ -45,6 +46,11 @@ typedef struct problem {
 /* Sets up geometry for the given sequence lengths and allocates source storage. */
 void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk);
 void problem_free(problem *pb);
+
+/* Queries [first, first + count) of a one-sequence problem against keys [0, first + count):
+   one chunk of a chunked prefill. Borrows the source tensors of `full` (which must outlive
+   it); problem_prepare then gives it its own operands. */
+void problem_chunk(const problem *full, int first, int count, problem *out);
 
 /* Segments (batch, KV head, tile) of the index. */
 static inline int problem_num_segments(const problem *pb) { return pb->p.hkv * pb->cu_tiles[pb->batch]; }

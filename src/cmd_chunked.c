@@ -1,0 +1,135 @@
+/* fp2bench chunked: chunked prefill at operator level (the paper's Tab. 6 setting). The
+   prompt is split into query chunks of C tokens; chunk c attends to all keys before its end,
+   with the index re-run for it (the tail rule applied to the chunk's own last tiles, as a
+   serving engine would). Total time and density against the same prompt in one pass. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "density.h"
+#include "error.h"
+#include "experiment.h"
+#include "report.h"
+
+typedef struct chunked_args {
+  fp2_opts o;
+  size_list chunks;
+  int trials, backend;
+} chunked_args;
+
+typedef struct pass_total {
+  double index_ms, attend_ms;
+  double computed, causal; /* pairs */
+} pass_total;
+
+static int one_pass(const chunked_args *a, problem *pb, pass_total *t, char *err) {
+  pipeline_config cfg = {.density = a->o.density, .seed = (uint64_t)a->o.seed, .attend = 1};
+  pipeline_result r;
+  if (backend_pipeline(a->backend, pb, &cfg, a->trials, &r, err) != 0) return -1;
+  density_stats d;
+  density_measure(pb, &r.index, pb->p.correction, &d);
+  t->index_ms += r.ms_quant + r.ms_pool + r.ms_select;
+  t->attend_ms += r.ms_attend;
+  t->computed += d.computed;
+  t->causal += d.causal;
+  density_free(&d);
+  pipeline_result_free(&r);
+  return 0;
+}
+
+/* The prompt in chunks of `chunk` queries (the last one shorter when chunk does not divide it). */
+static int chunked_pass(const chunked_args *a, const problem *full, int chunk, pass_total *t, char *err) {
+  const int len = full->lq[0];
+  for (int first = 0; first < len; first += chunk) {
+    problem c;
+    problem_chunk(full, first, first + chunk < len ? chunk : len - first, &c);
+    problem_prepare(&c, a->backend == BACKEND_GPU);
+    int rc = one_pass(a, &c, t, err);
+    problem_free(&c);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+
+static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t chunk, const pass_total *t,
+                 const pass_total *whole) {
+  double total = t->index_ms + t->attend_ms, whole_total = whole->index_ms + whole->attend_ms;
+  fprintf(txt, "%7lld %-9s %7lld %8.2f%% %10.3f %10.3f %10.3f %9.2fx\n", (long long)len, mode, (long long)chunk,
+          100 * t->computed / t->causal, t->index_ms, t->attend_ms, total, total / whole_total);
+  if (!rep) return;
+  cJSON *row = report_add_row(rep);
+  report_put_number(row, "len", (double)len);
+  report_put_string(row, "mode", mode);
+  report_put_number(row, "chunk", (double)chunk);
+  report_put_number(row, "density", t->computed / t->causal);
+  report_put_number(row, "index_ms", t->index_ms);
+  report_put_number(row, "attend_ms", t->attend_ms);
+  report_put_number(row, "total_ms", total);
+  report_put_number(row, "time_vs_one_pass", total / whole_total);
+}
+
+int cmd_chunked(int argc, char **argv) {
+  chunked_args a = {.chunks = {2, {8192, 16384}}, .trials = 3};
+  opts_defaults(&a.o);
+  a.o.lens.v[0] = 65536;
+  const opt_spec specs[] = {
+      OPTS_EXPERIMENT(&a.o),
+      {"--chunk", OPT_SIZE_LIST, &a.chunks, "C[,C...]", "query chunk sizes"},
+      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions of each pass after one warm-up (gpu)"},
+  };
+  int rc = cli_parse(argc, argv, "chunked [options]",
+                     "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
+                     "end with the index re-run per chunk; total time and density against one pass.",
+                     specs, NOPTS(specs));
+  if (rc) return rc == 1 ? EXIT_OK : rc;
+  data_source src;
+  if ((rc = experiment_setup("chunked", &a.o, &src))) return rc;
+  for (int i = 0; i < a.chunks.n; i++)
+    if (a.chunks.v[i] <= 0 || a.chunks.v[i] > (1 << 24)) {
+      fail("chunked: --chunk: %lld is outside 1..16m", (long long)a.chunks.v[i]);
+      return EXIT_USAGE;
+    }
+  if (a.o.lens.n != 1 || a.o.batch != 1 || a.trials < 1) {
+    fail("chunked: --len takes one length, --batch must be 1 and --trials positive");
+    return EXIT_USAGE;
+  }
+  a.backend = experiment_backend("chunked", &a.o);
+  if (a.backend < 0) return -a.backend;
+  problem full;
+  const int64_t len = a.o.lens.v[0];
+  if ((rc = experiment_problem("chunked", &src, &a.o, len, a.backend == BACKEND_GPU, &full))) return rc;
+  FILE *txt = experiment_text(&a.o);
+  report *rep = a.o.out ? report_new("chunked", argc, argv) : NULL;
+  if (rep) {
+    experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
+    experiment_paper(report_config(rep), "chunked");
+  }
+  fprintf(txt, "%7s %-9s %7s %9s %10s %10s %10s %10s\n", "len", "mode", "chunk", "density", "index ms", "attend ms",
+          "total ms", "vs 1 pass");
+  char err[ERR_LEN];
+  pass_total whole = {0, 0, 0, 0};
+  fprintf(stderr, "fp2bench: chunked: one pass\n");
+  if (one_pass(&a, &full, &whole, err) != 0) {
+    fail("chunked: %s", err);
+    rc = EXIT_RUNTIME;
+  } else {
+    emit(txt, rep, len, "one-pass", len, &whole, &whole);
+  }
+  for (int i = 0; i < a.chunks.n && rc == EXIT_OK; i++) {
+    pass_total t = {0, 0, 0, 0};
+    fprintf(stderr, "fp2bench: chunked: chunks of %lld\n", (long long)a.chunks.v[i]);
+    if (chunked_pass(&a, &full, (int)a.chunks.v[i], &t, err) != 0) {
+      fail("chunked: %s", err);
+      rc = EXIT_RUNTIME;
+      break;
+    }
+    emit(txt, rep, len, "chunked", a.chunks.v[i], &t, &whole);
+  }
+  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
+    fail("chunked: %s", err);
+    rc = EXIT_RUNTIME;
+  }
+  report_free(rep);
+  problem_free(&full);
+  return rc;
+}
