@@ -64,5 +64,13 @@ if command -v gnuplot >/dev/null 2>&1; then
     "$bin" plot "$dir/$r.json" -o "$dir/$r.png" >/dev/null 2>"$dir/err.txt" || fail "plot of $r failed: $(cat "$dir/err.txt")"
   done
 fi
+# reproduce drives every experiment into one folder with plots and REPORT.md.
+"$bin" reproduce --small --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" || fail "reproduce failed: $(tail -3 "$dir/err.txt")"
+for f in speedup-llm speedup-density5 sweep-alpha correction density-niah breakdown chunked; do
+  [ -s "$dir/rep/$f.json" ] || fail "reproduce wrote no $f.json"
+done
+[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 7 ] || fail "REPORT.md does not have 7 sections"
+grep -q "numbers mean nothing" "$dir/rep/REPORT.md" || fail "REPORT.md of a --small run does not say so"
+
 [ $failures -eq 0 ] || { echo "cli_experiments.sh: $failures failure(s)" >&2; exit 1; }
 echo "cli_experiments.sh: ok"
