@@ -1,9 +1,13 @@
 /* fp2bench info: the host, the CUDA runtime and driver, and every GPU with its clocks,
-   as text and, with --out, as a result document (experiment "info", one row per GPU). */
+   as text and, with --out, as a result document (experiment "info", one row per GPU).
+   With --measure, each GPU's measured ceilings too (cuBLASLt BF16 and FP8 GEMM, copy
+   bandwidth: ceilings.h), in its row and, for the current GPU, in provenance.ceilings. */
+#include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "build_info.h"
+#include "ceilings.h"
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
@@ -56,9 +60,46 @@ static void print_gpu(FILE *f, int device, const gpu_desc *d, gpu_clocks now) {
           mhz_text(now.mem_mhz, mem, sizeof mem));
 }
 
-/* Describes every GPU as text on f and as a row of rep. */
-static int describe_gpus(FILE *f, report *rep, int n) {
-  for (int i = 0; i < n; i++) {
+static void print_ceilings(FILE *f, const ceilings *c) {
+  fprintf(f, "  %-12s %.1f TFLOP/s (%d^3, cuBLASLt, median of %d)\n", "bf16 gemm", c->bf16_tflops, c->gemm_n,
+          c->trials);
+  if (c->fp8_note[0])
+    fprintf(f, "  %-12s unavailable: %s\n", "fp8 gemm", c->fp8_note);
+  else
+    fprintf(f, "  %-12s %.1f TFLOP/s (%d^3, e4m3, %s accumulation)\n", "fp8 gemm", c->fp8_tflops, c->gemm_n,
+            c->fp8_fast_accum ? "fast" : "full");
+  fprintf(f, "  %-12s %.2f TB/s (%.0f MiB device to device, read + written)\n", "copy", c->copy_tbps,
+          c->copy_bytes / (1 << 20));
+}
+
+/* Measures the ceilings of device i (made current for the purpose) into its row, and into
+   provenance.ceilings when it is the device the report describes. */
+static int measure_gpu(FILE *f, report *rep, cJSON *row, int i, int described) {
+  char err[ERR_LEN];
+  ceilings c;
+  cudaError_t e = cudaSetDevice(i);
+  if (e != cudaSuccess) {
+    fail("info: cannot select cuda device %d: %s", i, cudaGetErrorString(e));
+    return -1;
+  }
+  fprintf(stderr, "measuring the ceilings of gpu %d ...\n", i);
+  if (ceilings_measure(&c, err) != 0) {
+    fail("info: gpu %d: %s", i, err);
+    return -1;
+  }
+  print_ceilings(f, &c);
+  cJSON *obj = cJSON_CreateObject();
+  ceilings_to_json(obj, &c);
+  report_put(row, "ceilings", obj);
+  if (i == described) ceilings_to_json(report_ceilings(rep), &c);
+  return 0;
+}
+
+/* Describes every GPU as text on f and as a row of rep, with its ceilings when asked. */
+static int describe_gpus(FILE *f, report *rep, int n, int measure) {
+  const int described = gpu_current();
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
     gpu_desc d;
     char err[ERR_LEN];
     if (gpu_describe(i, &d, err) != 0) {
@@ -72,20 +113,22 @@ static int describe_gpus(FILE *f, report *rep, int n) {
     report_add_gpu_fields(row, &d);
     report_put_string(row, "pci_bus_id", d.pci_bus_id);
     report_put(row, "clocks", report_clocks_json(now));
+    if (measure) rc = measure_gpu(f, rep, row, i, described);
   }
-  return 0;
+  if (measure && described >= 0) cudaSetDevice(described);
+  return rc;
 }
 
 int cmd_info(int argc, char **argv) {
   const char *out = NULL;
+  int measure = 0;
   const opt_spec specs[] = {
       {"--out", OPT_STRING, &out, "FILE.json", "also write the description as a result (- for stdout)", NULL},
-      /* TODO(--measure): the cuBLAS GEMM (bf16, fp8) and copy-bandwidth ceilings go here,
-         as an OPT_FLAG; not implemented. */
+      {"--measure", OPT_FLAG, &measure, NULL,
+       "also measure each GPU's ceilings: cuBLASLt bf16 and fp8 GEMM (8192^3), 2 GiB copy bandwidth", NULL},
   };
-  int rc =
-      cli_parse(argc, argv, "info [--out FILE.json]",
-                "Describes the host, the CUDA runtime and driver, and every CUDA GPU.", specs, NOPTS(specs));
+  int rc = cli_parse(argc, argv, "info [--measure] [--out FILE.json]",
+                     "Describes the host, the CUDA runtime and driver, and every CUDA GPU.", specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;
 
   /* With --out -, stdout carries the JSON alone, so the text goes to stderr. */
@@ -95,14 +138,17 @@ int cmd_info(int argc, char **argv) {
   char why[ERR_LEN];
   int n = gpu_probe(why);
   if (n == 0) fprintf(text, "no CUDA GPU found (%s)\n", why);
-  rc = describe_gpus(text, rep, n) == 0 ? EXIT_OK : EXIT_RUNTIME;
-  /* TODO(--measure): measure the ceilings of each GPU here and store them with
-     report_ceilings(rep), before the report is written. */
+  rc = describe_gpus(text, rep, n, measure) == 0 ? EXIT_OK : EXIT_RUNTIME;
   char err[ERR_LEN];
   if (rc == EXIT_OK && out && report_write(rep, out, err) != 0) {
     fail("info: %s", err);
     rc = EXIT_RUNTIME;
   }
   report_free(rep);
+  /* Ceilings were asked for and there is nothing to measure: skipped, not failed. */
+  if (rc == EXIT_OK && measure && n == 0) {
+    fail("info: --measure needs a CUDA GPU (%s)", why);
+    rc = EXIT_SKIP;
+  }
   return rc;
 }

@@ -1,6 +1,13 @@
 #include "peers.h"
 
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "numeric.h"
+#include "peer_cudnn.h"
 #include "peer_torch.h"
+#include "sample.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -41,16 +48,122 @@ typedef struct run_ctx {
   int *nskipped;
 } run_ctx;
 
+static void skip(run_ctx *c, const char *name, const char *why) {
+  if (*c->nskipped >= PEERS_MAX) return;
+  peer_skip *s = &c->skipped[(*c->nskipped)++];
+  snprintf(s->name, sizeof s->name, "%s", name);
+  snprintf(s->why, sizeof s->why, "%.300s", why);
+  fprintf(stderr, "fp2bench: peer %s skipped: %s\n", name, s->why);
+}
+
+/* Relative L2 error of o (bf16 or e4m3 codes, host copy) against dense causal attention on
+   the problem's operands, over sampled rows. */
+static double dense_error(const problem *pb, const void *o, int fp8) {
+  const int dim = pb->p.dim;
+  row_sample rows;
+  sample_rows(pb, 256, 17, &rows);
+  double diff = 0, norm = 0;
+  double *ref = xmalloc(sizeof(double) * (size_t)dim);
+  for (int k = 0; k < rows.n; k++) {
+    double mass;
+    ref_full_row(pb, problem_operands(pb), rows.b[k], rows.i[k], rows.head[k], NULL, 0, ref, &mass);
+    size_t at = ((size_t)rows.i[k] * pb->p.hq + rows.head[k]) * dim;
+    for (int d = 0; d < dim; d++) {
+      double got = fp8 ? e4m3_to_f32(((const uint8_t *)o)[at + d]) : bf16_to_f32(((const uint16_t *)o)[at + d]);
+      diff += (got - ref[d]) * (got - ref[d]);
+      norm += ref[d] * ref[d];
+    }
+  }
+  free(ref);
+  row_sample_free(&rows);
+  return norm > 0 ? sqrt(diff / norm) : NAN;
+}
+
+/* Operands of the problem as the device holds them: bf16, or e4m3 codes for FP8. */
+static void *upload(const float *x, size_t n, int fp8, char *err) {
+  size_t bytes = n * (fp8 ? 1 : 2);
+  void *host = xmalloc(bytes ? bytes : 1), *dev = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (fp8)
+      ((uint8_t *)host)[i] = e4m3_from_f32(x[i]);
+    else
+      ((uint16_t *)host)[i] = bf16_from_f32(x[i]);
+  }
+  cudaError_t e = cudaMalloc(&dev, bytes ? bytes : 1);
+  if (e == cudaSuccess) e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+  free(host);
+  if (e != cudaSuccess) {
+    err_set(err, "uploading the inputs: %s", cudaGetErrorString(e));
+    cudaFree(dev);
+    return NULL;
+  }
+  return dev;
+}
+
+/* cuDNN's fused SDPA on the same operands, checked against the oracle before it is timed. */
+static void run_cudnn(run_ctx *c) {
+  const problem *pb = c->pb;
+  const int fp8 = pb->p.dtype == FP2_FP8, len = pb->lq[0];
+  const size_t nq = (size_t)len * pb->p.hq * pb->p.dim, nk = (size_t)len * pb->p.hkv * pb->p.dim;
+  char err[ERR_LEN];
+  if (pb->batch != 1) {
+    skip(c, "cudnn", "the cuDNN peer takes one sequence (--batch 1)");
+    return;
+  }
+  if (!peer_cudnn_available(err)) {
+    skip(c, "cudnn", err);
+    return;
+  }
+  void *q = upload(pb->qo, nq, fp8, err), *k = q ? upload(pb->ko, nk, fp8, err) : NULL;
+  void *v = k ? upload(pb->vo, nk, fp8, err) : NULL, *o = NULL;
+  float *scales = NULL;
+  double *ms = xmalloc(sizeof(double) * (size_t)c->trials);
+  const float host_scales[3] = {pb->sq, pb->sk, pb->sv};
+  int rc = -1;
+  if (v && cudaMalloc(&o, nq * (fp8 ? 1 : 2)) == cudaSuccess && cudaMalloc((void **)&scales, sizeof host_scales) ==
+                                                                       cudaSuccess &&
+      cudaMemcpy(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice) == cudaSuccess)
+    rc = fp8 ? peer_cudnn_attention_fp8(&pb->p, len, q, k, v, scales, o, c->trials, ms, err)
+             : peer_cudnn_attention(&pb->p, len, q, k, v, o, c->trials, ms, err);
+  else if (v)
+    err_set(err, "allocating the cuDNN peer's output failed");
+  if (rc == 0) {
+    void *host = xmalloc(nq * (fp8 ? 1 : 2));
+    if (cudaMemcpy(host, o, nq * (fp8 ? 1 : 2), cudaMemcpyDeviceToHost) != cudaSuccess) {
+      err_set(err, "copying cuDNN's output back failed");
+      rc = -1;
+    } else {
+      double e = dense_error(pb, host, fp8), tol = fp8 ? 0.1 : 2e-2;
+      if (!(e <= tol)) {
+        err_set(err, "output check failed: relative error %.3g over %.3g against the oracle", e, tol);
+        rc = -1;
+      }
+    }
+    free(host);
+  }
+  if (rc == 0 && *c->nout < PEERS_MAX) {
+    peer_timing *t = &c->out[(*c->nout)++];
+    snprintf(t->name, sizeof t->name, "cudnn");
+    t->trials_ms = ms;
+    t->trials = c->trials;
+    ms = NULL;
+  } else if (rc != 0) {
+    skip(c, "cudnn", err);
+  }
+  free(ms);
+  cudaFree(q);
+  cudaFree(k);
+  cudaFree(v);
+  cudaFree(o);
+  cudaFree(scales);
+}
+
 static int run_peer(const char *name, void *ctx) {
   run_ctx *c = ctx;
-  if (strcmp(name, "torch") == 0) {
+  if (strcmp(name, "torch") == 0)
     peer_torch_run(c->pb, c->idx, c->trials, c->out, c->nout, c->skipped, c->nskipped);
-  } else if (*c->nskipped < PEERS_MAX) {
-    peer_skip *s = &c->skipped[(*c->nskipped)++];
-    snprintf(s->name, sizeof s->name, "%s", name);
-    err_set(s->why, "the cuDNN peer is not built into this version yet");
-    fprintf(stderr, "fp2bench: peer %s skipped: %s\n", name, s->why);
-  }
+  else
+    run_cudnn(c);
   return 0;
 }
 
