@@ -99,6 +99,7 @@ int cmd_breakdown(int argc, char **argv) {
   if (rep) {
     experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
     experiment_paper(report_config(rep), "breakdown");
+    experiment_ceilings(rep, a.backend);
   }
   fprintf(txt, "%7s %9s %9s %9s %9s %10s %10s %10s  shares of the total\n", "len", "density", "quant ms", "pool ms",
           "select ms", "attend ms", "corr. ms", "total ms");

@@ -103,6 +103,7 @@ int cmd_chunked(int argc, char **argv) {
   if (rep) {
     experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
     experiment_paper(report_config(rep), "chunked");
+    experiment_ceilings(rep, a.backend);
   }
   fprintf(txt, "%7s %-9s %7s %9s %10s %10s %10s %10s\n", "len", "mode", "chunk", "density", "index ms", "attend ms",
           "total ms", "vs 1 pass");

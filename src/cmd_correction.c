@@ -111,6 +111,7 @@ int cmd_correction(int argc, char **argv) {
   if (rep) {
     experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
     experiment_paper(report_config(rep), "correction");
+    experiment_ceilings(rep, a.backend);
   }
   fprintf(txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
           "extra ms", "overhead");

@@ -147,6 +147,7 @@ int cmd_run(int argc, char **argv) {
   if (rc == EXIT_OK && a.o.out) {
     report *rep = report_new("run", argc, argv);
     experiment_config(report_config(rep), &a.o, &src, gpu ? "gpu" : "cpu");
+    experiment_ceilings(rep, backend);
     add_row(rep, &pb, &r, &d, &q, needle, needle_rows);
     if (report_write(rep, a.o.out, err) != 0) {
       fail("run: %s", err);

@@ -196,6 +196,7 @@ int cmd_speedup(int argc, char **argv) {
   FILE *txt = experiment_text(&a.o);
   report *rep = a.o.out ? report_new("speedup", argc, argv) : NULL;
   if (rep) experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
+  experiment_ceilings(rep, a.backend);
   print_header(txt);
   for (int di = 0; di < 2 && rc == EXIT_OK; di++) {
     if (a.dtypes != 2 && a.dtypes != di) continue;

@@ -164,6 +164,7 @@ int cmd_sweep_alpha(int argc, char **argv) {
   if (rep) {
     experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
     experiment_paper(report_config(rep), "sweep-alpha");
+    experiment_ceilings(rep, a.backend);
   }
   fprintf(txt, "%-5s %7s %9s %10s %12s %12s %10s %8s\n", "dtype", "alpha", "density", "total ms", "err (corr)",
           "err (none)", "mass", "needles");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ceilings.h"
 #include "error.h"
 #include "gpu_info.h"
 #include "report.h"
@@ -63,6 +64,18 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
     report_put(config, "forced_density", cJSON_CreateNull());
   report_put_number(config, "seed", (double)o->seed);
   report_put_string(config, "backend", backend);
+}
+
+void experiment_ceilings(report *rep, int backend) {
+  if (!rep || backend != BACKEND_GPU) return;
+  ceilings c;
+  char err[ERR_LEN];
+  fprintf(stderr, "fp2bench: measuring the GPU's ceilings (GEMM, copy) for the record\n");
+  if (ceilings_measure(&c, err) != 0) {
+    fprintf(stderr, "fp2bench: note: no ceilings in this result: %s\n", err);
+    return;
+  }
+  ceilings_to_json(report_ceilings(rep), &c);
 }
 
 const char *experiment_file(const char *file, char *buf, size_t len) {

@@ -28,6 +28,12 @@ FILE *experiment_text(const fp2_opts *o);
 /* The options as the result's config object. */
 void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src, const char *backend);
 
+/* Measures the GPU's ceilings (ceilings.h) into the report's provenance.ceilings, so that a
+   timing result carries what this GPU does at best; nothing on the cpu backend or without a
+   report. A failed measurement is a note on stderr, not an error. */
+struct report;
+void experiment_ceilings(struct report *rep, int backend);
+
 /* experiments/<file> (FP2_EXPERIMENTS_DIR overrides the folder) into buf. */
 const char *experiment_file(const char *file, char *buf, size_t len);
 
