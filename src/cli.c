@@ -424,6 +424,17 @@ int opts_validate(const fp2_opts *o, char *err) {
     err_set(err, "--seed: must not be negative");
     return -1;
   }
+  /* Rows, tiles and segments are counted in 32-bit integers by the library. */
+  const int64_t limit = INT32_MAX / 2, g = o->hq / o->hkv;
+  for (int i = 0; i < o->lens.n; i++) {
+    int64_t rows = o->lens.v[i] * g, tiles = (rows + o->qtile - 1) / o->qtile;
+    if (rows > limit || o->batch * o->lens.v[i] * (int64_t)o->hq > (int64_t)1 << 40 ||
+        (int64_t)o->batch * o->hkv * tiles > limit) {
+      err_set(err, "--len: %lld tokens with --heads %d:%d and --batch %d is beyond what the index can count",
+              (long long)o->lens.v[i], o->hq, o->hkv, o->batch);
+      return -1;
+    }
+  }
   return 0;
 }
 

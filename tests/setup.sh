@@ -2,12 +2,16 @@
 # Set-up shared by the README's two commands and CI: installs what is missing (Debian or
 # Ubuntu, with apt-get when run as root), then configures and builds into build/.
 # The CUDA toolkit (nvcc) must already be installed.
+# With --fuzz (CI) it also installs clang and libFuzzer for tests/fuzz/run.sh: Debian's
+# clang only recommends libclang-rt-dev, where libclang_rt.fuzzer lives.
 set -eu
 cd "$(dirname "$0")/.."
 
+pkgs=(libcjson-dev gnuplot-nox cmake ninja-build gcc python3)
+[ "${1:-}" = --fuzz ] && pkgs+=(clang libclang-rt-dev)
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in libcjson-dev gnuplot-nox cmake ninja-build gcc python3; do
+for pkg in "${pkgs[@]}"; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

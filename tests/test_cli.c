@@ -102,8 +102,15 @@ static void shapes(void) {
   opts_defaults(&o);
   o.density = 0;
   expect_invalid(&o, "--density");
+  opts_defaults(&o); /* found by fuzzing: the tile arithmetic of 16m x 1024:1 overflows int */
+  o.lens.v[0] = (int64_t)1 << 24;
+  o.hq = 1024;
+  o.hkv = 1;
+  expect_invalid(&o, "--len");
   opts_defaults(&o);
   char err[ERR_LEN];
+  EXPECT(opts_validate(&o, err) == 0);
+  o.lens.v[0] = (int64_t)1 << 20; /* 1M tokens at 32:8 is fine */
   EXPECT(opts_validate(&o, err) == 0);
 }
 
