@@ -6,9 +6,11 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_host.h"
 #include "numeric.h"
 #include "report.h"
 #include "rng.h"
@@ -16,15 +18,6 @@
 
 #define WARMUP 2
 #define GEMM_WORKSPACE ((size_t)32 << 20) /* what cuBLAS suggests for Hopper */
-
-#define CUDA_OR_FAIL(call)                                                                \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      err_set(err, "ceilings: %s failed: %s", #call, cudaGetErrorString(e_));             \
-      goto done;                                                                          \
-    }                                                                                     \
-  } while (0)
 
 #define LT_OR_FAIL(call)                                                                  \
   do {                                                                                    \
@@ -80,18 +73,18 @@ typedef int (*run_fn)(void *ctx, cudaStream_t stream, char *err);
 static int time_runs(run_fn run, void *ctx, cudaStream_t stream, int trials, double *ms, char *err) {
   int rc = -1;
   cudaEvent_t ev[2] = {NULL, NULL};
-  CUDA_OR_FAIL(cudaEventCreate(&ev[0]));
-  CUDA_OR_FAIL(cudaEventCreate(&ev[1]));
+  CUDA_GOTO(cudaEventCreate(&ev[0]), done);
+  CUDA_GOTO(cudaEventCreate(&ev[1]), done);
   for (int i = 0; i < WARMUP; i++)
     if (run(ctx, stream, err) != 0) goto done;
-  CUDA_OR_FAIL(cudaStreamSynchronize(stream));
+  CUDA_GOTO(cudaStreamSynchronize(stream), done);
   for (int t = 0; t < trials; t++) {
-    CUDA_OR_FAIL(cudaEventRecord(ev[0], stream));
+    CUDA_GOTO(cudaEventRecord(ev[0], stream), done);
     if (run(ctx, stream, err) != 0) goto done;
-    CUDA_OR_FAIL(cudaEventRecord(ev[1], stream));
-    CUDA_OR_FAIL(cudaEventSynchronize(ev[1]));
+    CUDA_GOTO(cudaEventRecord(ev[1], stream), done);
+    CUDA_GOTO(cudaEventSynchronize(ev[1]), done);
     float elapsed = 0;
-    CUDA_OR_FAIL(cudaEventElapsedTime(&elapsed, ev[0], ev[1]));
+    CUDA_GOTO(cudaEventElapsedTime(&elapsed, ev[0], ev[1]), done);
     ms[t] = elapsed;
   }
   rc = 0;
@@ -153,10 +146,10 @@ static int measure_gemm(cublasLtHandle_t lt, cudaDataType_t type, int n, int fas
   void *host = NULL;
   cublasLtMatmulPreference_t pref = NULL;
 
-  CUDA_OR_FAIL(cudaMalloc(&g.a, in_bytes));
-  CUDA_OR_FAIL(cudaMalloc(&g.b, in_bytes));
-  CUDA_OR_FAIL(cudaMalloc(&g.d, elems * 2));
-  CUDA_OR_FAIL(cudaMalloc(&g.workspace, GEMM_WORKSPACE));
+  CUDA_GOTO(cudaMalloc(&g.a, in_bytes), done);
+  CUDA_GOTO(cudaMalloc(&g.b, in_bytes), done);
+  CUDA_GOTO(cudaMalloc(&g.d, elems * 2), done);
+  CUDA_GOTO(cudaMalloc(&g.workspace, GEMM_WORKSPACE), done);
   host = fp8 ? (void *)random_e4m3(elems, 11) : (void *)random_bf16(elems, 11);
   if (upload(g.a, host, in_bytes, err) != 0) goto done;
   free(host);
@@ -164,7 +157,7 @@ static int measure_gemm(cublasLtHandle_t lt, cudaDataType_t type, int n, int fas
   if (upload(g.b, host, in_bytes, err) != 0) goto done;
   free(host);
   host = NULL;
-  CUDA_OR_FAIL(cudaMemset(g.d, 0xff, elems * 2)); /* NaN: a GEMM that wrote nothing shows */
+  CUDA_GOTO(cudaMemset(g.d, 0xff, elems * 2), done); /* NaN: a GEMM that wrote nothing shows */
 
   LT_OR_FAIL(cublasLtMatmulDescCreate(&g.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -172,8 +165,8 @@ static int measure_gemm(cublasLtHandle_t lt, cudaDataType_t type, int n, int fas
   LT_OR_FAIL(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
   if (fp8) {
     const float one[8] = {1, 0, 0, 0, 1, 0, 0, 0};
-    CUDA_OR_FAIL(cudaMalloc((void **)&g.scales, sizeof one));
-    CUDA_OR_FAIL(cudaMemcpy(g.scales, one, sizeof one, cudaMemcpyHostToDevice));
+    CUDA_GOTO(cudaMalloc((void **)&g.scales, sizeof one), done);
+    CUDA_GOTO(cudaMemcpy(g.scales, one, sizeof one, cudaMemcpyHostToDevice), done);
     const void *sa = g.scales, *sb = g.scales + 4;
     LT_OR_FAIL(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
     LT_OR_FAIL(cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
@@ -203,7 +196,7 @@ static int measure_gemm(cublasLtHandle_t lt, cudaDataType_t type, int n, int fas
   if (time_runs(gemm_run, &g, stream, trials, ms, err) != 0) goto done;
   /* The output must be finite: a GEMM that failed silently would time nothing real. */
   uint16_t probe[4];
-  CUDA_OR_FAIL(cudaMemcpy(probe, g.d, sizeof probe, cudaMemcpyDeviceToHost));
+  CUDA_GOTO(cudaMemcpy(probe, g.d, sizeof probe, cudaMemcpyDeviceToHost), done);
   for (int i = 0; i < 4; i++) {
     if (!isfinite(bf16_to_f32(probe[i]))) {
       err_set(err, "ceilings: the %s GEMM left a non-finite output (%g at %d)", fp8 ? "fp8" : "bf16",
@@ -242,20 +235,20 @@ static int measure_copy(size_t bytes, cudaStream_t stream, int trials, double *m
   copy_job c = {NULL, NULL, bytes};
   const size_t tile = bytes < ((size_t)64 << 20) ? bytes : ((size_t)64 << 20);
   uint8_t *host = NULL;
-  CUDA_OR_FAIL(cudaMalloc(&c.src, bytes));
-  CUDA_OR_FAIL(cudaMalloc(&c.dst, bytes));
+  CUDA_GOTO(cudaMalloc(&c.src, bytes), done);
+  CUDA_GOTO(cudaMalloc(&c.dst, bytes), done);
   host = xmalloc(tile);
   for (size_t i = 0; i < tile; i++) host[i] = (uint8_t)(1 + rng_bits(13, 3, i) % 255);
   if (upload(c.src, host, tile, err) != 0) goto done;
   for (size_t off = tile; off < bytes; off += tile)
-    CUDA_OR_FAIL(cudaMemcpy((uint8_t *)c.src + off, c.src, bytes - off < tile ? bytes - off : tile,
-                            cudaMemcpyDeviceToDevice));
-  CUDA_OR_FAIL(cudaMemset(c.dst, 0, bytes));
+    CUDA_GOTO(cudaMemcpy((uint8_t *)c.src + off, c.src, bytes - off < tile ? bytes - off : tile,
+                            cudaMemcpyDeviceToDevice), done);
+  CUDA_GOTO(cudaMemset(c.dst, 0, bytes), done);
   if (time_runs(copy_run, &c, stream, trials, ms, err) != 0) goto done;
   /* The last bytes arrived. */
   uint8_t probe[2][16];
-  CUDA_OR_FAIL(cudaMemcpy(probe[0], (uint8_t *)c.src + bytes - 16, 16, cudaMemcpyDeviceToHost));
-  CUDA_OR_FAIL(cudaMemcpy(probe[1], (uint8_t *)c.dst + bytes - 16, 16, cudaMemcpyDeviceToHost));
+  CUDA_GOTO(cudaMemcpy(probe[0], (uint8_t *)c.src + bytes - 16, 16, cudaMemcpyDeviceToHost), done);
+  CUDA_GOTO(cudaMemcpy(probe[1], (uint8_t *)c.dst + bytes - 16, 16, cudaMemcpyDeviceToHost), done);
   if (memcmp(probe[0], probe[1], 16) != 0) {
     err_set(err, "ceilings: the device-to-device copy did not copy");
     goto done;
@@ -286,9 +279,9 @@ int ceilings_measure_sized(ceilings *out, int trials, int gemm_n, size_t copy_by
   cublasLtHandle_t lt = NULL;
   cudaStream_t stream = NULL;
   struct cudaDeviceProp prop;
-  CUDA_OR_FAIL(cudaGetDevice(&out->device));
-  CUDA_OR_FAIL(cudaGetDeviceProperties(&prop, out->device));
-  CUDA_OR_FAIL(cudaStreamCreate(&stream));
+  CUDA_GOTO(cudaGetDevice(&out->device), done);
+  CUDA_GOTO(cudaGetDeviceProperties(&prop, out->device), done);
+  CUDA_GOTO(cudaStreamCreate(&stream), done);
   LT_OR_FAIL(cublasLtCreate(&lt));
 
   const double flops = 2.0 * gemm_n * (double)gemm_n * (double)gemm_n;
@@ -314,7 +307,14 @@ int ceilings_measure_sized(ceilings *out, int trials, int gemm_n, size_t copy_by
 done:
   if (lt) cublasLtDestroy(lt);
   if (stream) cudaStreamDestroy(stream);
-  if (rc != 0) cudaGetLastError(); /* leave no error behind for later checks */
+  if (rc != 0) {
+    cudaGetLastError(); /* leave no error behind for later checks */
+    if (strncmp(err, "ceilings:", 9) != 0) {
+      char inner[ERR_LEN];
+      snprintf(inner, sizeof inner, "%s", err);
+      err_set(err, "ceilings: %s", inner);
+    }
+  }
   return rc;
 }
 

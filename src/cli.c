@@ -70,54 +70,49 @@ int parse_size(const char *s, int64_t *out, char *err) {
   return 0;
 }
 
-int parse_size_list(const char *s, size_list *out, char *err) {
-  out->n = 0;
+/* Splits s at commas into at most SIZE_LIST_MAX items of fewer than 64 bytes and hands each to
+   item(text, index, ctx, err); *n receives the count. `what` names the items in messages. */
+typedef int (*list_item)(const char *text, int index, void *ctx, char *err);
+
+static int parse_list(const char *s, const char *what, const char *example, list_item item, void *ctx, int *n,
+                      char *err) {
+  *n = 0;
   const char *p = s;
   for (;;) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
     char buf[64];
-    if (len == 0 || len >= sizeof buf) {
-      err_set(err, "'%s' is not a list of sizes (example: 4k,8k,16k)", s);
-      return -1;
-    }
-    if (out->n == SIZE_LIST_MAX) {
-      err_set(err, "'%s' has more than %d sizes", s, SIZE_LIST_MAX);
+    if (len == 0 || len >= sizeof buf || *n == SIZE_LIST_MAX) {
+      err_set(err, "'%s' is not a list of at most %d %s (example: %s)", s, SIZE_LIST_MAX, what, example);
       return -1;
     }
     memcpy(buf, p, len);
     buf[len] = '\0';
-    if (parse_size(buf, &out->v[out->n], err) != 0) return -1;
-    out->n++;
-    if (!comma) break;
+    if (item(buf, *n, ctx, err) != 0) return -1;
+    (*n)++;
+    if (!comma) return 0;
     p = comma + 1;
   }
-  return 0;
+}
+
+static int size_item(const char *text, int index, void *ctx, char *err) {
+  return parse_size(text, &((size_list *)ctx)->v[index], err);
+}
+
+int parse_size_list(const char *s, size_list *out, char *err) {
+  return parse_list(s, "sizes", "4k,8k,16k", size_item, out, &out->n, err);
 }
 
 static int parse_double(const char *s, double *out);
 
+static int double_item(const char *text, int index, void *ctx, char *err) {
+  if (parse_double(text, &((double_list *)ctx)->v[index]) == 0) return 0;
+  err_set(err, "'%s' is not a number", text);
+  return -1;
+}
+
 int parse_double_list(const char *s, double_list *out, char *err) {
-  out->n = 0;
-  const char *p = s;
-  for (;;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char buf[64];
-    if (len == 0 || len >= sizeof buf || out->n == SIZE_LIST_MAX) {
-      err_set(err, "'%s' is not a list of at most %d numbers (example: 0.2,0.1,0.05)", s, SIZE_LIST_MAX);
-      return -1;
-    }
-    memcpy(buf, p, len);
-    buf[len] = '\0';
-    if (parse_double(buf, &out->v[out->n]) != 0) {
-      err_set(err, "'%s' is not a number", buf);
-      return -1;
-    }
-    out->n++;
-    if (!comma) return 0;
-    p = comma + 1;
-  }
+  return parse_list(s, "numbers", "0.2,0.1,0.05", double_item, out, &out->n, err);
 }
 
 static int parse_int(const char *s, int *out) {

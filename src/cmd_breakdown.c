@@ -95,23 +95,12 @@ int cmd_breakdown(int argc, char **argv) {
   a.backend = experiment_backend("breakdown", &a.o);
   if (a.backend < 0) return -a.backend;
   FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("breakdown", argc, argv) : NULL;
-  if (rep) {
-    experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
-    experiment_paper(report_config(rep), "breakdown");
-    experiment_ceilings(rep, a.backend);
-  }
+  report *rep = experiment_report("breakdown", argc, argv, &a.o, &src, a.backend);
   fprintf(txt, "%7s %9s %9s %9s %9s %10s %10s %10s  shares of the total\n", "len", "density", "quant ms", "pool ms",
           "select ms", "attend ms", "corr. ms", "total ms");
   for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
     fprintf(stderr, "fp2bench: breakdown: len %lld\n", (long long)a.o.lens.v[li]);
     rc = run_length(&a, &src, a.o.lens.v[li], rep, txt);
   }
-  char err[ERR_LEN];
-  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
-    fail("breakdown: %s", err);
-    rc = EXIT_RUNTIME;
-  }
-  report_free(rep);
-  return rc;
+  return experiment_write("breakdown", rep, &a.o, rc);
 }

@@ -99,12 +99,7 @@ int cmd_chunked(int argc, char **argv) {
   const int64_t len = a.o.lens.v[0];
   if ((rc = experiment_problem("chunked", &src, &a.o, len, a.backend == BACKEND_GPU, &full))) return rc;
   FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("chunked", argc, argv) : NULL;
-  if (rep) {
-    experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
-    experiment_paper(report_config(rep), "chunked");
-    experiment_ceilings(rep, a.backend);
-  }
+  report *rep = experiment_report("chunked", argc, argv, &a.o, &src, a.backend);
   fprintf(txt, "%7s %-9s %7s %9s %10s %10s %10s %10s\n", "len", "mode", "chunk", "density", "index ms", "attend ms",
           "total ms", "vs 1 pass");
   char err[ERR_LEN];
@@ -126,11 +121,6 @@ int cmd_chunked(int argc, char **argv) {
     }
     emit(txt, rep, len, "chunked", a.chunks.v[i], &t, &whole);
   }
-  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
-    fail("chunked: %s", err);
-    rc = EXIT_RUNTIME;
-  }
-  report_free(rep);
   problem_free(&full);
-  return rc;
+  return experiment_write("chunked", rep, &a.o, rc);
 }

@@ -107,21 +107,10 @@ int cmd_correction(int argc, char **argv) {
   a.backend = experiment_backend("correction", &a.o);
   if (a.backend < 0) return -a.backend;
   FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("correction", argc, argv) : NULL;
-  if (rep) {
-    experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
-    experiment_paper(report_config(rep), "correction");
-    experiment_ceilings(rep, a.backend);
-  }
+  report *rep = experiment_report("correction", argc, argv, &a.o, &src, a.backend);
   fprintf(txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
           "extra ms", "overhead");
   for (int di = 0; di < 2 && rc == EXIT_OK; di++)
     if (a.dtypes == 2 || a.dtypes == di) rc = run_dtype(&a, &src, (fp2_dtype)di, rep, txt);
-  char err[ERR_LEN];
-  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
-    fail("correction: %s", err);
-    rc = EXIT_RUNTIME;
-  }
-  report_free(rep);
-  return rc;
+  return experiment_write("correction", rep, &a.o, rc);
 }

@@ -83,9 +83,8 @@ int cmd_density(int argc, char **argv) {
   int backend = experiment_backend("density", &a.o);
   if (backend < 0) return -backend;
   FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("density", argc, argv) : NULL;
   const int gpu = backend == BACKEND_GPU;
-  if (rep) experiment_config(report_config(rep), &a.o, &src, gpu ? "gpu" : "cpu");
+  report *rep = experiment_report("density", argc, argv, &a.o, &src, backend);
   print_header(txt);
   for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
     problem pb;
@@ -125,11 +124,5 @@ int cmd_density(int argc, char **argv) {
     free(want);
     problem_free(&pb);
   }
-  char err[ERR_LEN];
-  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
-    fail("density: %s", err);
-    rc = EXIT_RUNTIME;
-  }
-  report_free(rep);
-  return rc;
+  return experiment_write("density", rep, &a.o, rc);
 }

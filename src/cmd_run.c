@@ -145,15 +145,9 @@ int cmd_run(int argc, char **argv) {
     rc = EXIT_RUNTIME;
   }
   if (rc == EXIT_OK && a.o.out) {
-    report *rep = report_new("run", argc, argv);
-    experiment_config(report_config(rep), &a.o, &src, gpu ? "gpu" : "cpu");
-    experiment_ceilings(rep, backend);
+    report *rep = experiment_report("run", argc, argv, &a.o, &src, backend);
     add_row(rep, &pb, &r, &d, &q, needle, needle_rows);
-    if (report_write(rep, a.o.out, err) != 0) {
-      fail("run: %s", err);
-      rc = EXIT_RUNTIME;
-    }
-    report_free(rep);
+    rc = experiment_write("run", rep, &a.o, rc);
   }
   row_sample_free(&rows);
   density_free(&d);

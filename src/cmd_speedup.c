@@ -194,9 +194,7 @@ int cmd_speedup(int argc, char **argv) {
                     "times say nothing about the kernels\n", a.o.len_given ? "the given lengths" : "at --len 1k");
   }
   FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("speedup", argc, argv) : NULL;
-  if (rep) experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
-  experiment_ceilings(rep, a.backend);
+  report *rep = experiment_report("speedup", argc, argv, &a.o, &src, a.backend);
   print_header(txt);
   for (int di = 0; di < 2 && rc == EXIT_OK; di++) {
     if (a.dtypes != 2 && a.dtypes != di) continue;
@@ -205,10 +203,5 @@ int cmd_speedup(int argc, char **argv) {
       rc = run_length(&a, &src, a.o.lens.v[li], (fp2_dtype)di, rep, txt);
     }
   }
-  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
-    fail("speedup: %s", err);
-    rc = EXIT_RUNTIME;
-  }
-  report_free(rep);
-  return rc;
+  return experiment_write("speedup", rep, &a.o, rc);
 }

@@ -147,7 +147,6 @@ int cmd_sweep_alpha(int argc, char **argv) {
   if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
   if ((rc = experiment_setup("sweep-alpha", &a.o, &src))) return rc;
-  char err[ERR_LEN];
   for (int i = 0; i < a.alphas.n; i++)
     if (!(a.alphas.v[i] >= 0 && a.alphas.v[i] <= 1)) {
       fail("sweep-alpha: --alpha: %g is outside [0,1]", a.alphas.v[i]);
@@ -160,20 +159,10 @@ int cmd_sweep_alpha(int argc, char **argv) {
   a.backend = experiment_backend("sweep-alpha", &a.o);
   if (a.backend < 0) return -a.backend;
   FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("sweep-alpha", argc, argv) : NULL;
-  if (rep) {
-    experiment_config(report_config(rep), &a.o, &src, a.backend == BACKEND_GPU ? "gpu" : "cpu");
-    experiment_paper(report_config(rep), "sweep-alpha");
-    experiment_ceilings(rep, a.backend);
-  }
+  report *rep = experiment_report("sweep-alpha", argc, argv, &a.o, &src, a.backend);
   fprintf(txt, "%-5s %7s %9s %10s %12s %12s %10s %8s\n", "dtype", "alpha", "density", "total ms", "err (corr)",
           "err (none)", "mass", "needles");
   for (int di = 0; di < 2 && rc == EXIT_OK; di++)
     if (a.dtypes == 2 || a.dtypes == di) rc = sweep_dtype(&a, &src, (fp2_dtype)di, rep, txt);
-  if (rep && rc == EXIT_OK && report_write(rep, a.o.out, err) != 0) {
-    fail("sweep-alpha: %s", err);
-    rc = EXIT_RUNTIME;
-  }
-  report_free(rep);
-  return rc;
+  return experiment_write("sweep-alpha", rep, &a.o, rc);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ceilings.h"
 #include "error.h"
@@ -66,8 +67,7 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
   report_put_string(config, "backend", backend);
 }
 
-void experiment_ceilings(report *rep, int backend) {
-  if (!rep || backend != BACKEND_GPU) return;
+static void measure_ceilings(report *rep) {
   ceilings c;
   char err[ERR_LEN];
   fprintf(stderr, "fp2bench: measuring the GPU's ceilings (GEMM, copy) for the record\n");
@@ -76,6 +76,28 @@ void experiment_ceilings(report *rep, int backend) {
     return;
   }
   ceilings_to_json(report_ceilings(rep), &c);
+}
+
+report *experiment_report(const char *name, int argc, char **argv, const fp2_opts *o, const data_source *src,
+                          int backend) {
+  if (!o->out) return NULL;
+  report *rep = report_new(name, argc, argv);
+  experiment_config(report_config(rep), o, src, backend == BACKEND_GPU ? "gpu" : "cpu");
+  char spec[1024], file[128];
+  snprintf(file, sizeof file, "%s.json", name);
+  if (access(experiment_file(file, spec, sizeof spec), R_OK) == 0) experiment_paper(report_config(rep), name);
+  if (backend == BACKEND_GPU) measure_ceilings(rep);
+  return rep;
+}
+
+int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc) {
+  char err[ERR_LEN];
+  if (rep && rc == EXIT_OK && report_write(rep, o->out, err) != 0) {
+    fail("%s: %s", name, err);
+    rc = EXIT_RUNTIME;
+  }
+  report_free(rep);
+  return rc;
 }
 
 const char *experiment_file(const char *file, char *buf, size_t len) {

@@ -28,11 +28,16 @@ FILE *experiment_text(const fp2_opts *o);
 /* The options as the result's config object. */
 void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src, const char *backend);
 
-/* Measures the GPU's ceilings (ceilings.h) into the report's provenance.ceilings, so that a
-   timing result carries what this GPU does at best; nothing on the cpu backend or without a
-   report. A failed measurement is a note on stderr, not an error. */
+/* The result document of experiment `name` when --out was given (NULL otherwise): the
+   config, the paper's values from experiments/<name>.json where it exists, and, on the gpu
+   backend, the GPU's measured ceilings (ceilings.h; a failed measurement is a note on stderr). */
 struct report;
-void experiment_ceilings(struct report *rep, int backend);
+struct report *experiment_report(const char *name, int argc, char **argv, const fp2_opts *o, const data_source *src,
+                                 int backend);
+
+/* Writes the document (when there is one and rc is EXIT_OK) and frees it; returns rc, or
+   EXIT_RUNTIME when the writing failed (said on stderr, prefixed by name). */
+int experiment_write(const char *name, struct report *rep, const fp2_opts *o, int rc);
 
 /* experiments/<file> (FP2_EXPERIMENTS_DIR overrides the folder) into buf. */
 const char *experiment_file(const char *file, char *buf, size_t len);

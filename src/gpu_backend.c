@@ -5,19 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_host.h"
 #include "error.h"
 #include "numeric.h"
 #include "pipeline.h"
 #include "stats.h"
-
-#define CUDA_OR_FAIL(call)                                                                            \
-  do {                                                                                                \
-    cudaError_t e_ = (call);                                                                          \
-    if (e_ != cudaSuccess) {                                                                          \
-      err_set(err, "%s failed: %s", #call, cudaGetErrorString(e_));                                   \
-      goto fail;                                                                                      \
-    }                                                                                                 \
-  } while (0)
 
 #define FP2_OR_FAIL(call)                                                                             \
   do {                                                                                                \
@@ -102,17 +94,17 @@ static int run_once(const problem *pb, const pipeline_config *cfg, const fp2_pla
   const void *q = fp8 ? d->q8 : d->q, *k = fp8 ? d->k8 : d->k, *v = fp8 ? d->v8 : d->v;
   const float *scales = fp8 ? d->scales : NULL;
   /* Poison everything the kernels write: unwritten elements show up as NaN or -1. */
-  CUDA_OR_FAIL(cudaMemset(d->o, 0xff, nq * 2));
-  CUDA_OR_FAIL(cudaMemset(d->k_mean, 0xff, npooled * 4));
-  CUDA_OR_FAIL(cudaMemset(d->v_mean, 0xff, npooled * 4));
+  CUDA_GOTO(cudaMemset(d->o, 0xff, nq * 2), fail);
+  CUDA_GOTO(cudaMemset(d->k_mean, 0xff, npooled * 4), fail);
+  CUDA_GOTO(cudaMemset(d->v_mean, 0xff, npooled * 4), fail);
   if (!forced) {
-    CUDA_OR_FAIL(cudaMemset(d->index.offsets, 0xff, sizeof(int) * ((size_t)plan->nseg + 1)));
-    CUDA_OR_FAIL(cudaMemset(d->index.indices, 0xff, sizeof(int) * (size_t)plan->capacity));
+    CUDA_GOTO(cudaMemset(d->index.offsets, 0xff, sizeof(int) * ((size_t)plan->nseg + 1)), fail);
+    CUDA_GOTO(cudaMemset(d->index.indices, 0xff, sizeof(int) * (size_t)plan->capacity), fail);
   }
   /* Each stage between two events and inside an NVTX range, for nsys / ncu; the L2 is
      flushed first, as the peers' timing does. */
-  CUDA_OR_FAIL(cudaMemsetAsync(d->flush, 0, d->flush_bytes, 0));
-  CUDA_OR_FAIL(cudaEventRecord(ev[0], 0));
+  CUDA_GOTO(cudaMemsetAsync(d->flush, 0, d->flush_bytes, 0), fail);
+  CUDA_GOTO(cudaEventRecord(ev[0], 0), fail);
   nvtxRangePushA("fp2 quantise");
   if (fp8) {
     FP2_OR_FAIL(fp2_quantize_e4m3(d->q, nq, d->q8, d->scales + 0, d->amax + 0, 0));
@@ -120,29 +112,29 @@ static int run_once(const problem *pb, const pipeline_config *cfg, const fp2_pla
     FP2_OR_FAIL(fp2_quantize_e4m3(d->v, nk, d->v8, d->scales + 2, d->amax + 2, 0));
   }
   nvtxRangePop();
-  CUDA_OR_FAIL(cudaEventRecord(ev[1], 0));
+  CUDA_GOTO(cudaEventRecord(ev[1], 0), fail);
   nvtxRangePushA("fp2 pool");
   FP2_OR_FAIL(fp2_pool(p, plan, k, v, scales, d->k_mean, d->v_mean, d->kbar, d->vbar, 0));
   nvtxRangePop();
-  CUDA_OR_FAIL(cudaEventRecord(ev[2], 0));
+  CUDA_GOTO(cudaEventRecord(ev[2], 0), fail);
   nvtxRangePushA("fp2 select");
   if (!forced) FP2_OR_FAIL(fp2_select(p, plan, q, d->kbar, scales, &d->index, d->ws, d->ws_bytes, 0));
   nvtxRangePop();
-  CUDA_OR_FAIL(cudaEventRecord(ev[3], 0));
+  CUDA_GOTO(cudaEventRecord(ev[3], 0), fail);
   nvtxRangePushA("fp2 attend");
   if (cfg->attend)
     FP2_OR_FAIL(fp2_attend(p, plan, q, k, v, d->kbar, d->vbar, scales, d->index.offsets, d->index.indices, d->o, 0));
   nvtxRangePop();
-  CUDA_OR_FAIL(cudaEventRecord(ev[4], 0));
-  CUDA_OR_FAIL(cudaEventSynchronize(ev[4]));
+  CUDA_GOTO(cudaEventRecord(ev[4], 0), fail);
+  CUDA_GOTO(cudaEventSynchronize(ev[4]), fail);
   return 0;
 fail:
   return -1;
 }
 
 static int upload_index(const csr_index *c, fp2_index *dev, char *err) {
-  CUDA_OR_FAIL(cudaMemcpy(dev->offsets, c->offsets, sizeof(int) * ((size_t)c->nseg + 1), cudaMemcpyHostToDevice));
-  CUDA_OR_FAIL(cudaMemcpy(dev->indices, c->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyHostToDevice));
+  CUDA_GOTO(cudaMemcpy(dev->offsets, c->offsets, sizeof(int) * ((size_t)c->nseg + 1), cudaMemcpyHostToDevice), fail);
+  CUDA_GOTO(cudaMemcpy(dev->indices, c->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyHostToDevice), fail);
   return 0;
 fail:
   return -1;
@@ -154,14 +146,14 @@ static int download_index(const fp2_plan *plan, const fp2_index *dev, csr_index 
   c->offsets = xmalloc(sizeof(int) * ((size_t)plan->nseg + 1));
   c->evaluated = xmalloc((size_t)(plan->nseg ? plan->nseg : 1));
   memset(c->evaluated, 1, (size_t)(plan->nseg ? plan->nseg : 1));
-  CUDA_OR_FAIL(cudaMemcpy(c->offsets, dev->offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost));
+  CUDA_GOTO(cudaMemcpy(c->offsets, dev->offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost), fail);
   c->nnz = c->offsets[plan->nseg];
   if (c->nnz < 0 || c->nnz > plan->capacity) {
     err_set(err, "the gpu index holds %lld blocks, beyond its capacity %d", (long long)c->nnz, plan->capacity);
     return -1;
   }
   c->indices = xmalloc(sizeof(int) * (size_t)(c->nnz ? c->nnz : 1));
-  CUDA_OR_FAIL(cudaMemcpy(c->indices, dev->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyDeviceToHost));
+  CUDA_GOTO(cudaMemcpy(c->indices, dev->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyDeviceToHost), fail);
   return 0;
 fail:
   return -1;
@@ -175,8 +167,8 @@ static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_bu
   const size_t npooled = (size_t)p->hkv * plan->total_blocks * p->dim;
   out->k_mean = xmalloc(sizeof(float) * (npooled ? npooled : 1));
   out->v_mean = xmalloc(sizeof(float) * (npooled ? npooled : 1));
-  CUDA_OR_FAIL(cudaMemcpy(out->k_mean, d->k_mean, npooled * 4, cudaMemcpyDeviceToHost));
-  CUDA_OR_FAIL(cudaMemcpy(out->v_mean, d->v_mean, npooled * 4, cudaMemcpyDeviceToHost));
+  CUDA_GOTO(cudaMemcpy(out->k_mean, d->k_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
+  CUDA_GOTO(cudaMemcpy(out->v_mean, d->v_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
   if (!(out->kbar = download_operands(d->kbar, npooled, fp8, err))) return -1;
   if (!(out->vbar = download_operands(d->vbar, npooled, fp8, err))) return -1;
   if (!(out->o = download_operands(d->o, nq, 0, err))) return -1;
@@ -207,47 +199,47 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   const size_t npooled = (size_t)p->hkv * plan.total_blocks * p->dim;
   d.ws_bytes = fp2_select_workspace_bytes(&plan);
   size_t free_bytes = 0, total_bytes = 0;
-  CUDA_OR_FAIL(cudaMemGetInfo(&free_bytes, &total_bytes));
+  CUDA_GOTO(cudaMemGetInfo(&free_bytes, &total_bytes), fail);
   double need = device_bytes(pb, &plan, d.ws_bytes);
   if (need > (double)free_bytes) {
     err_set(err, "the problem needs %.2f GB of GPU memory but %.2f GB are free", need / 1e9, free_bytes / 1e9);
     goto fail;
   }
-  CUDA_OR_FAIL(cudaMalloc(&d.q, nq * 2));
-  CUDA_OR_FAIL(cudaMalloc(&d.k, nk * 2));
-  CUDA_OR_FAIL(cudaMalloc(&d.v, nk * 2));
+  CUDA_GOTO(cudaMalloc(&d.q, nq * 2), fail);
+  CUDA_GOTO(cudaMalloc(&d.k, nk * 2), fail);
+  CUDA_GOTO(cudaMalloc(&d.v, nk * 2), fail);
   if (fp8) {
-    CUDA_OR_FAIL(cudaMalloc(&d.q8, nq));
-    CUDA_OR_FAIL(cudaMalloc(&d.k8, nk));
-    CUDA_OR_FAIL(cudaMalloc(&d.v8, nk));
+    CUDA_GOTO(cudaMalloc(&d.q8, nq), fail);
+    CUDA_GOTO(cudaMalloc(&d.k8, nk), fail);
+    CUDA_GOTO(cudaMalloc(&d.v8, nk), fail);
   }
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.scales, 3 * sizeof(float)));
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.amax, 3 * sizeof(unsigned)));
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.k_mean, npooled * 4 + 4));
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.v_mean, npooled * 4 + 4));
-  CUDA_OR_FAIL(cudaMalloc(&d.kbar, npooled * 2 + 4));
-  CUDA_OR_FAIL(cudaMalloc(&d.vbar, npooled * 2 + 4));
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.scratch, sizeof(int) * (size_t)plan.capacity + 4));
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.counts, sizeof(int) * (size_t)plan.nseg + 4));
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.offsets, sizeof(int) * ((size_t)plan.nseg + 1)));
-  CUDA_OR_FAIL(cudaMalloc((void **)&d.index.indices, sizeof(int) * (size_t)plan.capacity + 4));
-  CUDA_OR_FAIL(cudaMalloc(&d.ws, d.ws_bytes + 16));
-  CUDA_OR_FAIL(cudaMalloc(&d.o, nq * 2));
+  CUDA_GOTO(cudaMalloc((void **)&d.scales, 3 * sizeof(float)), fail);
+  CUDA_GOTO(cudaMalloc((void **)&d.amax, 3 * sizeof(unsigned)), fail);
+  CUDA_GOTO(cudaMalloc((void **)&d.k_mean, npooled * 4 + 4), fail);
+  CUDA_GOTO(cudaMalloc((void **)&d.v_mean, npooled * 4 + 4), fail);
+  CUDA_GOTO(cudaMalloc(&d.kbar, npooled * 2 + 4), fail);
+  CUDA_GOTO(cudaMalloc(&d.vbar, npooled * 2 + 4), fail);
+  CUDA_GOTO(cudaMalloc((void **)&d.index.scratch, sizeof(int) * (size_t)plan.capacity + 4), fail);
+  CUDA_GOTO(cudaMalloc((void **)&d.index.counts, sizeof(int) * (size_t)plan.nseg + 4), fail);
+  CUDA_GOTO(cudaMalloc((void **)&d.index.offsets, sizeof(int) * ((size_t)plan.nseg + 1)), fail);
+  CUDA_GOTO(cudaMalloc((void **)&d.index.indices, sizeof(int) * (size_t)plan.capacity + 4), fail);
+  CUDA_GOTO(cudaMalloc(&d.ws, d.ws_bytes + 16), fail);
+  CUDA_GOTO(cudaMalloc(&d.o, nq * 2), fail);
   d.flush_bytes = (size_t)256 << 20; /* several times the L2 of current GPUs (H200: 60 MB) */
-  CUDA_OR_FAIL(cudaMalloc(&d.flush, d.flush_bytes));
+  CUDA_GOTO(cudaMalloc(&d.flush, d.flush_bytes), fail);
   {
     uint16_t *h = to_bf16(pb->q, nq);
     cudaError_t e = cudaMemcpy(d.q, h, nq * 2, cudaMemcpyHostToDevice);
     free(h);
-    CUDA_OR_FAIL(e);
+    CUDA_GOTO(e, fail);
     h = to_bf16(pb->k, nk);
     e = cudaMemcpy(d.k, h, nk * 2, cudaMemcpyHostToDevice);
     free(h);
-    CUDA_OR_FAIL(e);
+    CUDA_GOTO(e, fail);
     h = to_bf16(pb->v, nk);
     e = cudaMemcpy(d.v, h, nk * 2, cudaMemcpyHostToDevice);
     free(h);
-    CUDA_OR_FAIL(e);
+    CUDA_GOTO(e, fail);
   }
   if (forced) {
     csr_index c;
@@ -256,7 +248,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
     csr_free(&c);
     if (up) goto fail;
   }
-  for (int i = 0; i < 5; i++) CUDA_OR_FAIL(cudaEventCreate(&ev[i]));
+  for (int i = 0; i < 5; i++) CUDA_GOTO(cudaEventCreate(&ev[i]), fail);
   out->on_gpu = 1;
   out->trials = trials;
   out->t_quant = xcalloc((size_t)trials + 1, sizeof(double));
@@ -267,7 +259,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
     if (run_once(pb, cfg, &plan, &d, ev, forced, err) != 0) goto fail;
     if (it < 0) continue;
     float ms[4];
-    for (int s = 0; s < 4; s++) CUDA_OR_FAIL(cudaEventElapsedTime(&ms[s], ev[s], ev[s + 1]));
+    for (int s = 0; s < 4; s++) CUDA_GOTO(cudaEventElapsedTime(&ms[s], ev[s], ev[s + 1]), fail);
     out->t_quant[it] = ms[0];
     out->t_pool[it] = ms[1];
     out->t_select[it] = ms[2];
@@ -280,7 +272,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   out->max_blocks = plan.max_blocks;
   if (download_index(&plan, &d.index, &out->index, err) != 0) goto fail;
   out->scales[0] = out->scales[1] = out->scales[2] = 1.0f;
-  if (fp8) CUDA_OR_FAIL(cudaMemcpy(out->scales, d.scales, sizeof out->scales, cudaMemcpyDeviceToHost));
+  if (fp8) CUDA_GOTO(cudaMemcpy(out->scales, d.scales, sizeof out->scales, cudaMemcpyDeviceToHost), fail);
   out->kbar_scale = out->scales[1];
   out->vbar_scale = out->scales[2];
   if (cfg->keep_outputs && keep_outputs(pb, &plan, &d, out, err) != 0) goto fail;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cuda_host.h"
 #include "error.h"
 
 /* FP2_NO_CUDNN builds the absent peer even where the headers are (to test that build). */
@@ -765,15 +766,6 @@ int peer_cudnn_plan_offline(const fp2_params *p, int len, const char *device_jso
 
 /* ---- execution ---- */
 
-#define CUDA_OR_FAIL(call)                                                                \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      err_set(err, "cudnn peer: %s failed: %s", #call, cudaGetErrorString(e_));           \
-      goto done;                                                                          \
-    }                                                                                     \
-  } while (0)
-
 #define CUDNN_OR_FAIL(call, what)                                                         \
   do {                                                                                    \
     cudnnStatus_t s_ = (call);                                                            \
@@ -811,31 +803,31 @@ static int run_attention(const fp2_params *p, int len, const void *q, const void
   sdpa_plan pl;
 
   /* The caller's inputs may still be in flight on its own streams. */
-  CUDA_OR_FAIL(cudaDeviceSynchronize());
+  CUDA_GOTO(cudaDeviceSynchronize(), done);
   CUDNN_OR_FAIL(api.Create(&handle), "creating the handle");
-  CUDA_OR_FAIL(cudaStreamCreate(&stream));
+  CUDA_GOTO(cudaStreamCreate(&stream), done);
   CUDNN_OR_FAIL(api.SetStream(handle, stream), "binding the stream");
-  CUDA_OR_FAIL(cudaEventCreate(&ev[0]));
-  CUDA_OR_FAIL(cudaEventCreate(&ev[1]));
+  CUDA_GOTO(cudaEventCreate(&ev[0]), done);
+  CUDA_GOTO(cudaEventCreate(&ev[1]), done);
   if (graph_and_plan(&lay, fp8, handle, NULL, &sg, &pl, err) != 0) goto done;
   built = 1;
 
-  if (pl.workspace > 0) CUDA_OR_FAIL(cudaMalloc(&workspace, (size_t)pl.workspace));
-  if (sg.stats_out) CUDA_OR_FAIL(cudaMalloc((void **)&stats, sizeof(float) * (size_t)p->hq * (size_t)len));
+  if (pl.workspace > 0) CUDA_GOTO(cudaMalloc(&workspace, (size_t)pl.workspace), done);
+  if (sg.stats_out) CUDA_GOTO(cudaMalloc((void **)&stats, sizeof(float) * (size_t)p->hq * (size_t)len), done);
   if (fp8) {
     /* Each device scalar in a 16-byte slot of its own (the tensors promise 16-byte
        alignment): descale q, k, v from the caller; P is scaled by 2^8 before its e4m3
        rounding (DESIGN.md section 3) and descaled after the second matmul; O unscaled. */
     const float fixed[3] = {1.0f / 256.0f, 256.0f, 1.0f}; /* descale_s, scale_s, scale_o */
-    CUDA_OR_FAIL(cudaMalloc((void **)&aux, sizeof(float) * 4 * FP8_AUX_SLOTS));
-    CUDA_OR_FAIL(cudaMemsetAsync(aux, 0, sizeof(float) * 4 * FP8_AUX_SLOTS, stream));
+    CUDA_GOTO(cudaMalloc((void **)&aux, sizeof(float) * 4 * FP8_AUX_SLOTS), done);
+    CUDA_GOTO(cudaMemsetAsync(aux, 0, sizeof(float) * 4 * FP8_AUX_SLOTS, stream), done);
     for (int i = 0; i < 3; i++)
-      CUDA_OR_FAIL(cudaMemcpyAsync(aux + aux_slot(AUX_DESCALE_Q + i), scales + i, sizeof(float),
-                                   cudaMemcpyDeviceToDevice, stream));
+      CUDA_GOTO(cudaMemcpyAsync(aux + aux_slot(AUX_DESCALE_Q + i), scales + i, sizeof(float),
+                                   cudaMemcpyDeviceToDevice, stream), done);
     for (int i = 0; i < 3; i++)
-      CUDA_OR_FAIL(cudaMemcpyAsync(aux + aux_slot(AUX_DESCALE_S + i), &fixed[i], sizeof(float),
-                                   cudaMemcpyHostToDevice, stream));
-    CUDA_OR_FAIL(cudaStreamSynchronize(stream));
+      CUDA_GOTO(cudaMemcpyAsync(aux + aux_slot(AUX_DESCALE_S + i), &fixed[i], sizeof(float),
+                                   cudaMemcpyHostToDevice, stream), done);
+    CUDA_GOTO(cudaStreamSynchronize(stream), done);
   }
 
   {
@@ -873,17 +865,17 @@ static int run_attention(const fp2_params *p, int len, const void *q, const void
 
   /* Warm-up (the first run may load modules), then each trial between two events. */
   CUDNN_OR_FAIL(api.BackendExecute(handle, pl.plan, pack), "warm-up");
-  CUDA_OR_FAIL(cudaStreamSynchronize(stream));
+  CUDA_GOTO(cudaStreamSynchronize(stream), done);
   for (int t = 0; t < trials; t++) {
-    CUDA_OR_FAIL(cudaEventRecord(ev[0], stream));
+    CUDA_GOTO(cudaEventRecord(ev[0], stream), done);
     CUDNN_OR_FAIL(api.BackendExecute(handle, pl.plan, pack), "timed run");
-    CUDA_OR_FAIL(cudaEventRecord(ev[1], stream));
-    CUDA_OR_FAIL(cudaEventSynchronize(ev[1]));
+    CUDA_GOTO(cudaEventRecord(ev[1], stream), done);
+    CUDA_GOTO(cudaEventSynchronize(ev[1]), done);
     float ms = 0;
-    CUDA_OR_FAIL(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+    CUDA_GOTO(cudaEventElapsedTime(&ms, ev[0], ev[1]), done);
     ms_per_trial[t] = ms;
   }
-  CUDA_OR_FAIL(cudaStreamSynchronize(stream));
+  CUDA_GOTO(cudaStreamSynchronize(stream), done);
   note_plan(&sg, &pl, "");
   rc = 0;
 
