@@ -59,7 +59,7 @@ void check_index(const problem *pb, const float *kbar, double kbar_scale, const 
 
 void check_outputs(const problem *pb, const pipeline_result *r, const row_sample *rows, const float *o, int show,
                    output_diff *out) {
-  const int dim = pb->p.dim, g = fp2_group(&pb->p);
+  const int dim = pb->p.dim;
   const qkv_view x = problem_operands(pb);
   const pooled_view pooled = pipeline_pooled(r);
   double err = 0, err_emul = 0, diff2 = 0, norm2 = 0;
@@ -71,7 +71,7 @@ void check_outputs(const problem *pb, const pipeline_result *r, const row_sample
 #pragma omp for schedule(dynamic, 4)
     for (int k = 0; k < rows->n; k++) {
       int b = rows->b[k], i = rows->i[k], head = rows->head[k];
-      int seg = problem_segment(pb, b, head / g, (i * g + head % g) / pb->p.qtile);
+      int seg = problem_row_segment(pb, b, i, head);
       const int *blocks = r->index.indices + r->index.offsets[seg];
       int n = r->index.offsets[seg + 1] - r->index.offsets[seg];
       double lse;

@@ -133,8 +133,11 @@ int cmd_run(int argc, char **argv) {
   density_measure(&pb, &r.index, pb.p.correction, &d);
   row_sample rows;
   sample_rows(&pb, a.rows, (uint64_t)a.o.seed, &rows);
+  full_reference ref;
+  full_reference_compute(&pb, &rows, &ref);
   quality q;
-  quality_measure(&pb, &r.index, &rows, r.o, &q);
+  quality_measure(&pb, &r.index, &rows, &ref, r.o, &q);
+  full_reference_free(&ref);
   int needle_rows;
   double needle = needle_recall(&pb, &r.index, &needle_rows);
   print_summary(experiment_text(&a.o), &r, &d, &q, needle, needle_rows);

@@ -29,7 +29,8 @@ typedef struct sweep_point {
 } sweep_point;
 
 /* The sparse pass at the problem's alpha, with and without correction, and its quality. */
-static int measure(const sweep_args *a, problem *pb, const row_sample *rows, sweep_point *out, char *err) {
+static int measure(const sweep_args *a, problem *pb, const row_sample *rows, const full_reference *ref,
+                   sweep_point *out, char *err) {
   pipeline_config cfg = {.density = -1, .seed = (uint64_t)a->o.seed, .attend = 1, .rows = rows, .keep_outputs = 1,
                          .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result off;
@@ -46,8 +47,8 @@ static int measure(const sweep_args *a, problem *pb, const row_sample *rows, swe
   density_measure(pb, &out->r.index, 1, &d);
   out->density = density_overall(&d);
   density_free(&d);
-  quality_measure(pb, &out->r.index, rows, out->r.o, &out->with);
-  quality_measure(pb, &off.index, rows, off.o, &out->without);
+  quality_measure(pb, &out->r.index, rows, ref, out->r.o, &out->with);
+  quality_measure(pb, &off.index, rows, ref, off.o, &out->without);
   pipeline_result_free(&off);
   return 0;
 }
@@ -104,12 +105,14 @@ static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt
   }
   row_sample rows;
   sample_rows(&pb, a->rows, (uint64_t)o.seed, &rows);
+  full_reference ref; /* the same for every alpha */
+  full_reference_compute(&pb, &rows, &ref);
   char err[ERR_LEN];
   for (int i = 0; i < a->alphas.n && rc == EXIT_OK; i++) {
     pb.p.alpha = niah.p.alpha = (float)a->alphas.v[i];
     fprintf(stderr, "fp2bench: sweep-alpha: %s, alpha %g\n", dt == FP2_FP8 ? "fp8" : "bf16", a->alphas.v[i]);
     sweep_point s;
-    if (measure(a, &pb, &rows, &s, err) != 0 || needles(a, &niah, &s, err) != 0) {
+    if (measure(a, &pb, &rows, &ref, &s, err) != 0 || needles(a, &niah, &s, err) != 0) {
       fail("sweep-alpha: %s", err);
       rc = EXIT_RUNTIME;
       break;
@@ -119,6 +122,7 @@ static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt
     if (rep) add_point(rep, len, dt, a->alphas.v[i], &s);
     pipeline_result_free(&s.r);
   }
+  full_reference_free(&ref);
   row_sample_free(&rows);
   problem_free(&niah);
   problem_free(&pb);

@@ -25,9 +25,9 @@ pooled_view pipeline_pooled(const pipeline_result *r) {
 static void attend_row(const problem *pb, const pipeline_result *r, prob_mode mode, int b, int i, int head,
                        double *scratch, float *o) {
   const fp2_params *p = &pb->p;
-  const int g = fp2_group(p), dim = p->dim;
+  const int dim = p->dim;
   const pooled_view pooled = pipeline_pooled(r);
-  int seg = problem_segment(pb, b, head / g, (i * g + head % g) / p->qtile);
+  int seg = problem_row_segment(pb, b, i, head);
   const int *blocks = r->index.indices + r->index.offsets[seg];
   int n = r->index.offsets[seg + 1] - r->index.offsets[seg];
   double lse;

@@ -65,8 +65,7 @@ static double dense_error(const problem *pb, const void *o, int fp8) {
   double diff = 0, norm = 0;
   double *ref = xmalloc(sizeof(double) * (size_t)dim);
   for (int k = 0; k < rows.n; k++) {
-    double mass;
-    ref_full_row(pb, problem_operands(pb), rows.b[k], rows.i[k], rows.head[k], NULL, 0, ref, &mass);
+    ref_full_row(pb, problem_operands(pb), rows.b[k], rows.i[k], rows.head[k], ref, NULL);
     size_t at = ((size_t)rows.i[k] * pb->p.hq + rows.head[k]) * dim;
     for (int d = 0; d < dim; d++) {
       double got = fp8 ? e4m3_to_f32(((const uint8_t *)o)[at + d]) : bf16_to_f32(((const uint16_t *)o)[at + d]);

@@ -58,6 +58,15 @@ static inline int problem_segment(const problem *pb, int b, int h, int t) {
   return pb->p.hkv * pb->cu_tiles[b] + h * (pb->cu_tiles[b + 1] - pb->cu_tiles[b]) + t;
 }
 
+/* The tile of query i (within sequence b) of query head `head`, and that row's segment. */
+static inline int problem_row_tile(const problem *pb, int i, int head) {
+  const int g = fp2_group(&pb->p);
+  return (i * g + head % g) / pb->p.qtile;
+}
+static inline int problem_row_segment(const problem *pb, int b, int i, int head) {
+  return problem_segment(pb, b, head / fp2_group(&pb->p), problem_row_tile(pb, i, head));
+}
+
 /* Fills the operands: round = 1 rounds BF16 operands to bf16 (what the GPU computes on);
    round = 0 keeps the source values (the fp64 definition on the data as given). FP8
    always quantises: per-tensor scale amax/448, x/scale rounded to e4m3. */

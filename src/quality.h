@@ -12,10 +12,22 @@ typedef struct quality {
   double mass_recall; /* mean share of the full softmax mass inside the selected blocks */
 } quality;
 
-/* A backend's output rows o ([total_q, hq, dim]; only the sampled rows are read) against full
-   causal attention on the source values (what the model computed), and the attention-mass
-   recall of the index. */
-void quality_measure(const problem *pb, const csr_index *idx, const row_sample *rows, const float *o, quality *out);
+/* Full causal attention of the sampled rows on the source values (what the model computed):
+   each row's output and the share of its softmax mass in each key block. It depends on the
+   rows only, so one reference serves every index and backend output of a problem. */
+typedef struct full_reference {
+  int rows, dim, max_blocks;
+  double *out;        /* [rows, dim] */
+  double *block_mass; /* [rows, max_blocks] */
+} full_reference;
+
+void full_reference_compute(const problem *pb, const row_sample *rows, full_reference *out);
+void full_reference_free(full_reference *r);
+
+/* A backend's output rows o ([total_q, hq, dim]; only the sampled rows are read) against the
+   reference, and the attention-mass recall of the index. */
+void quality_measure(const problem *pb, const csr_index *idx, const row_sample *rows, const full_reference *ref,
+                     const float *o, quality *out);
 
 /* Share of synth:niah question rows (outside the always-dense tail tiles) whose tile selected
    every block of the needle they ask for; rows whose segment idx did not evaluate are not

@@ -34,7 +34,7 @@ static void gather_logits(const problem *pb, qkv_view x, int b, int i, int head,
   const int g = fp2_group(p), h = head / g, dim = p->dim, pos = pb->lk[b] - pb->lq[b] + i;
   const double scale = x.sq * x.sk / sqrt((double)dim);
   const float *q = x.q + ((size_t)(pb->cu_q[b] + i) * p->hq + head) * dim;
-  const fp2_tile tl = fp2_tile_at(p, pb->lq[b], pb->lk[b], (i * g + head % g) / p->qtile);
+  const fp2_tile tl = fp2_tile_at(p, pb->lq[b], pb->lk[b], problem_row_tile(pb, i, head));
   const int cap = pos + 1 + (pooled ? tl.nfull : 0);
   out->s = xmalloc(sizeof(double) * (size_t)cap);
   out->vrow = xmalloc(sizeof(*out->vrow) * (size_t)cap);
@@ -110,8 +110,7 @@ void ref_attend_row(const problem *pb, qkv_view x, int b, int i, int head, const
   row_logits_free(&r);
 }
 
-void ref_full_row(const problem *pb, qkv_view x, int b, int i, int head, const int *blocks, int nblocks,
-                  double *out, double *mass_in_blocks) {
+void ref_full_row(const problem *pb, qkv_view x, int b, int i, int head, double *out, double *block_mass) {
   const int pos = pb->lk[b] - pb->lq[b] + i, nall = pos / pb->p.block + 1;
   int *all = xmalloc(sizeof(int) * (size_t)nall);
   for (int j = 0; j < nall; j++) all[j] = j;
@@ -120,12 +119,11 @@ void ref_full_row(const problem *pb, qkv_view x, int b, int i, int head, const i
   double lse;
   softmax_rows(pb, &r, PROB_EXACT, out, &lse);
   /* Logits are gathered block by block in key order, so key j is logit j. */
-  double mass = 0;
-  for (int k = 0; k < nblocks; k++) {
-    int first = blocks[k] * pb->p.block, end = block_end(pb, b, blocks[k]);
-    for (int j = first; j < end && j <= pos; j++) mass += exp(r.s[j] - lse);
+  for (int k = 0; block_mass && k < nall; k++) {
+    double mass = 0;
+    for (int j = k * pb->p.block; j < block_end(pb, b, k) && j <= pos; j++) mass += exp(r.s[j] - lse);
+    block_mass[k] = mass;
   }
-  *mass_in_blocks = mass;
   row_logits_free(&r);
   free(all);
 }

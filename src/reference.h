@@ -82,10 +82,9 @@ typedef struct pooled_view {
 void ref_attend_row(const problem *pb, qkv_view x, int b, int i, int head, const int *blocks, int nblocks,
                     const pooled_view *pooled, prob_mode mode, double *out, double *lse);
 
-/* Full causal attention of one row on the given values (quality reference), and the share of
-   its softmax mass that falls inside the listed blocks (attention-mass recall). */
-void ref_full_row(const problem *pb, qkv_view x, int b, int i, int head, const int *blocks, int nblocks,
-                  double *out, double *mass_in_blocks);
+/* Full causal attention of one row on the given values (quality reference), and (block_mass
+   not NULL) the share of its softmax mass in each key block it reaches, [pos / block + 1]. */
+void ref_full_row(const problem *pb, qkv_view x, int b, int i, int head, double *out, double *block_mass);
 
 /* Work of one tile (all its packed rows) for a block list, counted in (row, key) pairs. */
 typedef struct tile_counts {

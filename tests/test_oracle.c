@@ -61,10 +61,10 @@ static void alpha_zero_is_dense(void) {
   ref_dense_index(&pb, &dense);
   EXPECT(same_index(&r.index, &dense));
   /* Full attention row by row equals the alpha = 0 output. */
-  double full[32], mass;
+  double full[32];
   for (int i = 0; i < 1000; i += 97)
     for (int head = 0; head < 8; head += 3) {
-      ref_full_row(&pb, problem_operands(&pb), 0, i, head, NULL, 0, full, &mass);
+      ref_full_row(&pb, problem_operands(&pb), 0, i, head, full, NULL);
       const float *o = r.o + ((size_t)i * 8 + head) * 32;
       for (int d = 0; d < 32; d++) EXPECT_NEAR(o[d], full[d], 1e-6);
     }
@@ -90,10 +90,10 @@ static void correction_exact_for_constant_blocks(void) {
   csr_index dense;
   ref_dense_index(&pb, &dense);
   EXPECT(r.index.nnz < dense.nnz); /* something was dropped */
-  double full[16], mass, unc[16], lse, worst_c = 0, worst_u = 0;
+  double full[16], unc[16], lse, worst_c = 0, worst_u = 0;
   for (int i = 0; i < 1500; i += 7)
     for (int head = 0; head < 4; head++) {
-      ref_full_row(&pb, problem_operands(&pb), 0, i, head, NULL, 0, full, &mass);
+      ref_full_row(&pb, problem_operands(&pb), 0, i, head, full, NULL);
       int seg = problem_segment(&pb, 0, 0, (i * 4 + head) / 128);
       const int *blocks = r.index.indices + r.index.offsets[seg];
       int n = r.index.offsets[seg + 1] - r.index.offsets[seg];
