@@ -30,10 +30,16 @@ if [ -z "$cc" ]; then
   echo "fuzz: clang not found (apt-get install clang libclang-rt-dev)" >&2
   exit 1
 fi
-nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-cuda_include=$(dirname "$(dirname "$nvcc")")/include
-if [ ! -f "$cuda_include/cuda_runtime_api.h" ]; then
-  echo "fuzz: cuda_runtime_api.h not found in '$cuda_include' (kernels/fp2.h needs it)" >&2
+# nvcc may be a symlink (/usr/local/bin/nvcc on some images): resolve it before looking
+# for the toolkit's include directory beside it.
+cuda_include=
+for nvcc in "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc; do
+  [ -n "$nvcc" ] && [ -e "$nvcc" ] || continue
+  dir=$(dirname "$(dirname "$(readlink -f "$nvcc")")")/include
+  [ -f "$dir/cuda_runtime_api.h" ] && { cuda_include=$dir; break; }
+done
+if [ -z "$cuda_include" ]; then
+  echo "fuzz: cuda_runtime_api.h not found beside nvcc or in /usr/local/cuda (kernels/fp2.h needs it)" >&2
   exit 1
 fi
 
