@@ -13,7 +13,9 @@
    BF16: P rounded to bf16 for the PV product, row sums from the unrounded P. FP8: operands
    are e4m3 codes (exact in bf16), logits dequantised by sq*sk, P scaled by 2^8 and rounded
    to e4m3 before PV, the offset and sv removed in the final normalisation. Output bf16. */
+#include "attend_sm90.h"
 #include "cuda_check.h"
+#include "online_softmax.cuh"
 #include "tile_mma.cuh"
 
 namespace fp2 {
@@ -28,8 +30,6 @@ struct AttendArgs {
   const int *offsets, *indices;
   __nv_bfloat16 *o;
 };
-
-constexpr float kLog2e = 1.4426950408889634f;
 
 /* One unit of work: a 64-key half of a selected block, or a chunk of pooled vectors. */
 struct Item {
@@ -146,12 +146,11 @@ __global__ void __launch_bounds__(kThreads, 1) attend_kernel(AttendArgs a) {
   const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
   const float scale_log2 = sq * sk * rsqrtf((float)p.dim) * kLog2e;
   const float pooled_shift = log2f((float)p.block); /* corrected blocks are whole blocks */
-  const float p_scale = kFp8 ? 256.0f : 1.0f;
 
   float o_acc[D / 8][4];
 #pragma unroll
   for (int nd = 0; nd < D / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
-  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+  SoftmaxRows rows;
 
   for (int i = 0; i < n_items; i++) {
     const int buf = i & 1;
@@ -167,72 +166,20 @@ __global__ void __launch_bounds__(kThreads, 1) attend_kernel(AttendArgs a) {
     float sc[kKeyRows / 8][4];
     qk_tile<D>(qf, k_tiles + buf * kKeyRows * D, sc);
     const bool needs_mask = it.pooled || it.first + kKeyRows - 1 > tl.p_first;
-    float mx[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int nt = 0; nt < kKeyRows / 8; nt++)
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        const int col = nt * 8 + (lane % 4) * 2 + (e & 1), r = e >> 1;
-        float v = sc[nt][e] * scale_log2;
-        if (it.pooled) {
-          v = ((it.todo >> col) & 1) && pos[r] >= 0 ? v + pooled_shift : -INFINITY;
-        } else if (needs_mask && it.first + col > pos[r]) {
-          v = -INFINITY;
-        }
-        sc[nt][e] = v;
-        mx[r] = fmaxf(mx[r], v);
-      }
-    float alpha[2], m_use[2];
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float m_new = fmaxf(m_run[r], mx[r]);
-      m_use[r] = m_new == -INFINITY ? 0.0f : m_new; /* a row that has seen nothing stays at zero */
-      alpha[r] = exp2f(m_run[r] - m_use[r]);
-      m_run[r] = m_new;
-      l_run[r] *= alpha[r];
-    }
-#pragma unroll
-    for (int nd = 0; nd < D / 8; nd++) {
-      o_acc[nd][0] *= alpha[0];
-      o_acc[nd][1] *= alpha[0];
-      o_acc[nd][2] *= alpha[1];
-      o_acc[nd][3] *= alpha[1];
-    }
     uint32_t pf[kKeyRows / 16][4];
-#pragma unroll
-    for (int nt = 0; nt < kKeyRows / 8; nt++) {
-      float pr[4];
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        pr[e] = exp2f(sc[nt][e] - m_use[e >> 1]) * p_scale;
-        l_run[e >> 1] += pr[e];
-        if constexpr (kFp8) pr[e] = __half2float(__half(__nv_cvt_fp8_to_halfraw(
-                                      __nv_cvt_float_to_fp8(pr[e], __NV_SATFINITE, __NV_E4M3), __NV_E4M3)));
-      }
-      pf[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(pr[0], pr[1]);
-      pf[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(pr[2], pr[3]);
-    }
+    softmax_step<kKeyRows / 8, D / 8, kFp8>(
+        sc, o_acc, rows,
+        [&](float v, int col, int r) {
+          v *= scale_log2;
+          if (it.pooled) return ((it.todo >> col) & 1) && pos[r] >= 0 ? v + pooled_shift : -INFINITY;
+          return needs_mask && it.first + col > pos[r] ? -INFINITY : v;
+        },
+        pf);
     pv_tile<D>(pf, v_tiles + buf * kKeyRows * D, o_acc);
   }
 
-  /* Epilogue: row sums over the 4 lanes of a row, normalise, bf16 out. */
-  const float sv = kFp8 ? a.scales[2] : 1.0f;
-#pragma unroll
-  for (int r = 0; r < 2; r++) {
-    float l = l_run[r];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const int row = tl.row_begin + warp * 16 + lane / 4 + r * 8;
-    if (row >= tl.row_end) continue;
-    const float inv = l > 0.0f ? sv / l : 0.0f;
-    __nv_bfloat16 *dst = a.o + packed_row_offset(p, a.cu_q[s], h, row);
-#pragma unroll
-    for (int nd = 0; nd < D / 8; nd++)
-      *reinterpret_cast<__nv_bfloat162 *>(dst + nd * 8 + (lane % 4) * 2) =
-          __floats2bfloat162_rn(o_acc[nd][r * 2] * inv, o_acc[nd][r * 2 + 1] * inv);
-  }
+  softmax_store<D / 8>(o_acc, rows, kFp8 ? a.scales[2] : 1.0f, p, a.cu_q[s], h, tl.row_begin + warp * 16 + lane / 4,
+                       tl.row_end, a.o);
 }
 
 template <int D, bool kFp8>
@@ -253,6 +200,8 @@ extern "C" fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, cons
                                  const void *v, const void *kbar, const void *vbar, const float *scales,
                                  const int *offsets, const int *indices, void *o, cudaStream_t stream) {
   using namespace fp2;
+  if (p->kernel == FP2_KERNEL_SM90)
+    return fp2_attend_sm90(p, plan, q, k, v, kbar, vbar, offsets, indices, o, stream);
   if (p->qtile != kTileRows)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the gpu kernels take --qtile %d (got %d)", kTileRows, p->qtile);
   if (p->block % kKeyRows != 0)

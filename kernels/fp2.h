@@ -22,6 +22,11 @@ extern "C" {
 
 typedef enum { FP2_BF16 = 0, FP2_FP8 = 1 } fp2_dtype;
 
+/* The attention kernel fp2_attend runs: the portable one (mma.sync, sm_80+, every shape
+   and precision) or the Hopper one (sm_90a: TMA, wgmma, warp specialisation; BF16, head
+   dim 128, block 128). */
+typedef enum { FP2_KERNEL_PORTABLE = 0, FP2_KERNEL_SM90 = 1 } fp2_kernel;
+
 /* Every library call returns a status; on failure fp2_error_message() names the call
    and the cause (for CUDA errors: the runtime's own text and the operation). */
 typedef enum {
@@ -44,6 +49,7 @@ typedef struct fp2_params {
   int recent;        /* the last `recent` tiles of a sequence keep every causal block */
   int correction;    /* 1: unselected fully visible blocks enter as pooled virtual keys */
   fp2_dtype dtype;
+  fp2_kernel kernel; /* attention kernel (selection and pooling have one each) */
 } fp2_params;
 
 /* One query tile of one sequence and KV head. Queries are the last lq of lk positions

@@ -447,6 +447,7 @@ fp2_params opts_params(const fp2_opts *o) {
   p.recent = o->recent;
   p.correction = !o->no_correction;
   p.dtype = (fp2_dtype)o->dtype;
+  p.kernel = (fp2_kernel)o->kernel;
   return p;
 }
 

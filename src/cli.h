@@ -43,6 +43,7 @@ typedef struct double_list {
 enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_GPU };
 #define BACKEND_CHOICES "auto|cpu|gpu"
 #define DTYPE_CHOICES "bf16|fp8"
+#define KERNEL_CHOICES "portable|sm90" /* in fp2_kernel's order */
 
 /* The options every experiment shares (issue: parsed once, the same everywhere). */
 typedef struct fp2_opts {
@@ -56,6 +57,7 @@ typedef struct fp2_opts {
   double density;    /* forced mask density in (0,1]; < 0 when off */
   int64_t seed;
   int backend;
+  int kernel;        /* fp2_kernel: the gpu attention kernel */
   const char *out;   /* JSON destination; NULL: none, "-": stdout */
   /* Which options were given: a recorded file must agree with them, and grids such as
      check's take a given option as the only value of its axis. */
@@ -89,6 +91,8 @@ void opts_defaults(fp2_opts *o);
   {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed"}
 #define OPTS_RUN(o)                                                         \
   {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \
+  {"--kernel", OPT_CHOICE, &(o)->kernel, KERNEL_CHOICES,                              \
+   "gpu attention kernel: portable (mma.sync) or sm90 (wgmma; bf16, --dim 128, --block 128)"}, \
   {"--out", OPT_STRING, &(o)->out, "FILE.json", "write the JSON result (- for stdout)"}
 
 /* Every shared option: the start of each experiment's spec table. */

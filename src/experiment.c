@@ -65,6 +65,7 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
     report_put(config, "forced_density", cJSON_CreateNull());
   report_put_number(config, "seed", (double)o->seed);
   report_put_string(config, "backend", backend);
+  report_put_string(config, "kernel", o->kernel == FP2_KERNEL_SM90 ? "sm90" : "portable");
 }
 
 static void measure_ceilings(report *rep) {

@@ -1,0 +1,329 @@
+/* Block-sparse attention with mean correction on Hopper (sm_90a), BF16, head dim 128:
+   TMA loads into a shared-memory pipeline on mbarriers, wgmma, warp specialisation.
+
+   One CTA of three warpgroups per segment (sequence, KV head, query tile of 128 packed rows:
+   positions x the g heads of the group, PackGQA). Warpgroup 0 is the producer: it gives up
+   registers (setmaxnreg) and one thread issues the TMA loads, the Q tile once, then per item
+   the K tile and the V tile into kStages stages guarded by full / empty barriers. Warpgroups
+   1 and 2 are consumers of 64 rows each (more registers): S = Q K^T by wgmma from shared
+   memory (both K-major), the online softmax in registers, O += P V by wgmma with P from
+   registers and V read MN-major (transposed by the tensor core). The two consumers run
+   independently, so one's softmax overlaps the other's products.
+
+   Items are those of the portable kernel (attend.cu) with 128 keys each: the selected key
+   blocks from the tile's CSR list, last first, then the chunks of 128 pooled vectors whose
+   todo = fully-visible & ~selected mask is not empty, logits shifted by log|B_J|. Producer
+   and consumers walk the same list independently. The causal mask is applied only on items
+   that reach past the tile's first row.
+
+   Shared memory holds every operand as 64-column halves of 128 rows x 128 bytes, swizzled by
+   TMA with the 128-byte pattern that the wgmma descriptors name. Tiles run heaviest first
+   (last tiles of a sequence first). Not yet here: intra-warpgroup overlap of QK(n+1) with
+   softmax(n), pingpong ordering of the consumers, a persistent scheduler, TMA store of O. */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "attend_sm90.h"
+#include "cuda_check.h"
+#include "online_softmax.cuh"
+#include "ptx_sm90.cuh"
+#include "tile_mma.cuh"
+
+namespace fp2 {
+namespace {
+
+constexpr int kD = 128;                       /* head dim */
+constexpr int kKeys = 128;                    /* keys (or pooled vectors) per item */
+constexpr int kStages = 2;                    /* K and V pipeline depth */
+constexpr int kHalfBytes = 128 * 128;         /* one 64-column half of a 128-row tile */
+constexpr int kTileBytes = 2 * kHalfBytes;    /* a 128 x 128 bf16 tile */
+constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
+constexpr int kConsumerThreads = 2 * 128;
+constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+
+struct Sm90Args {
+  fp2_params p;
+  int total_blocks;
+  const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq;
+  const int *offsets, *indices;
+  __nv_bfloat16 *o;
+  int total_tiles;
+};
+
+/* Shared memory, 1024-byte aligned: operand tiles first, then barriers and the chunk masks. */
+struct Smem {
+  unsigned char q[kTileBytes];
+  unsigned char k[kStages][kTileBytes];
+  unsigned char v[kStages][kTileBytes];
+  uint64_t q_full, k_full[kStages], k_empty[kStages], v_full[kStages], v_empty[kStages];
+  int n_live;
+  /* then: uint64_t todo[2 * chunks]; int live[chunks]; */
+};
+
+/* The item list of a segment, as both roles see it. */
+struct Items {
+  const int *sel; /* selected blocks, ascending */
+  int nsel;
+  const int *live; /* live pooled chunks */
+  int n;
+  __device__ bool pooled(int i) const { return i >= nsel; }
+  __device__ int key_block(int i) const { return sel[nsel - 1 - i]; }
+  __device__ int chunk(int i) const { return live[i - nsel]; }
+};
+
+__device__ void produce(Smem &sm, const Items &it, const CUtensorMap *tm_q,
+                        const CUtensorMap *tm_k, const CUtensorMap *tm_v, const CUtensorMap *tm_kbar,
+                        const CUtensorMap *tm_vbar, int q_row, int q_head, int k_row, int h, int pooled_row) {
+#if FP2_SM90_DEVICE
+  mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
+  tma_load_3d(sm.q, tm_q, 0, q_head, q_row, &sm.q_full);
+  tma_load_3d(sm.q + kHalfBytes, tm_q, 64, q_head, q_row, &sm.q_full);
+  for (int i = 0; i < it.n; i++) {
+    const int st = i % kStages;
+    const uint32_t phase = (i / kStages) & 1;
+    const bool pooled = it.pooled(i);
+    const int row = pooled ? pooled_row + it.chunk(i) * kKeys : k_row + it.key_block(i) * kKeys;
+    mbarrier_wait(&sm.k_empty[st], phase ^ 1);
+    mbarrier_arrive_expect_tx(&sm.k_full[st], kTileBytes);
+    if (pooled) {
+      tma_load_2d(sm.k[st], tm_kbar, 0, row, &sm.k_full[st]);
+      tma_load_2d(sm.k[st] + kHalfBytes, tm_kbar, 64, row, &sm.k_full[st]);
+    } else {
+      tma_load_3d(sm.k[st], tm_k, 0, h, row, &sm.k_full[st]);
+      tma_load_3d(sm.k[st] + kHalfBytes, tm_k, 64, h, row, &sm.k_full[st]);
+    }
+    mbarrier_wait(&sm.v_empty[st], phase ^ 1);
+    mbarrier_arrive_expect_tx(&sm.v_full[st], kTileBytes);
+    if (pooled) {
+      tma_load_2d(sm.v[st], tm_vbar, 0, row, &sm.v_full[st]);
+      tma_load_2d(sm.v[st] + kHalfBytes, tm_vbar, 64, row, &sm.v_full[st]);
+    } else {
+      tma_load_3d(sm.v[st], tm_v, 0, h, row, &sm.v_full[st]);
+      tma_load_3d(sm.v[st] + kHalfBytes, tm_v, 64, h, row, &sm.v_full[st]);
+    }
+  }
+#endif
+}
+
+/* Keeps the A fragments of P alive (unmoved) until the wgmma reading them has completed. */
+__device__ __forceinline__ void hold_fragments(uint32_t (&pf)[kKeys / 16][4]) {
+#pragma unroll
+  for (int i = 0; i < kKeys / 16; i++)
+    asm volatile("" : "+r"(pf[i][0]), "+r"(pf[i][1]), "+r"(pf[i][2]), "+r"(pf[i][3])::"memory");
+}
+
+__global__ void __launch_bounds__(kSm90Threads, 1)
+    attend_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_kbar,
+                       const __grid_constant__ CUtensorMap tm_vbar, const Sm90Args a) {
+#if FP2_SM90_DEVICE
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  /* The swizzle atoms must start on 1024-byte boundaries; the launch adds the slack. */
+  Smem &sm = *reinterpret_cast<Smem *>(smem_raw + (1024 - smem_addr(smem_raw) % 1024) % 1024);
+
+  const fp2_params &p = a.p;
+  const int gt = a.total_tiles - 1 - blockIdx.x, h = blockIdx.y, s = a.tile_seq[gt];
+  const int t = gt - a.cu_tiles[s], ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
+  const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s], offset = lk - lq;
+  const int g = p.hq / p.hkv;
+  const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
+  const int seg = p.hkv * a.cu_tiles[s] + h * ntiles + t;
+  const int *sel = a.indices + a.offsets[seg];
+  const int nsel = a.offsets[seg + 1] - a.offsets[seg];
+
+  /* Correction chunks: 128 blocks each, two mask words; a chunk is live if any bit is left. */
+  const int nchunks = p.correction ? fp2_cdiv(tl.nfull, kKeys) : 0;
+  uint64_t *todo = reinterpret_cast<uint64_t *>(&sm + 1);
+  int *live = reinterpret_cast<int *>(todo + 2 * nchunks);
+  for (int w = threadIdx.x; w < 2 * nchunks; w += kSm90Threads) {
+    const int n = min(64, max(0, tl.nfull - w * 64));
+    todo[w] = n == 64 ? ~0ull : (1ull << n) - 1;
+  }
+  if (threadIdx.x == 0) {
+    mbarrier_init(&sm.q_full, 1);
+    for (int st = 0; st < kStages; st++) {
+      mbarrier_init(&sm.k_full[st], 1);
+      mbarrier_init(&sm.v_full[st], 1);
+      mbarrier_init(&sm.k_empty[st], kConsumerThreads);
+      mbarrier_init(&sm.v_empty[st], kConsumerThreads);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < nsel; i += kSm90Threads)
+    if (sel[i] < tl.nfull)
+      atomicAnd(reinterpret_cast<unsigned long long *>(&todo[sel[i] / 64]), ~(1ull << (sel[i] % 64)));
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int n = 0;
+    for (int c = 0; c < nchunks; c++)
+      if (todo[2 * c] | todo[2 * c + 1]) live[n++] = c;
+    sm.n_live = n;
+  }
+  __syncthreads();
+  const Items items{sel, nsel, live, nsel + sm.n_live};
+
+  if (threadIdx.x < 128) { /* producer warpgroup */
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0) {
+      prefetch_tensormap(&tm_k);
+      prefetch_tensormap(&tm_v);
+      produce(sm, items, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar, a.cu_q[s] + tl.row_begin / g, h * g,
+              a.cu_k[s], h, h * a.total_blocks + a.cu_blocks[s]);
+    }
+    return;
+  }
+  setmaxnreg_inc<kConsumerRegs>();
+
+  /* Consumer: warpgroup c holds tile rows 64 c .. 64 c + 63; this thread rows row0, row0 + 8. */
+  const int c = threadIdx.x / 128 - 1, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const int row0 = tl.row_begin + c * 64 + warp * 16 + lane / 4;
+  int pos[2];
+  for (int r = 0; r < 2; r++) pos[r] = row0 + r * 8 < tl.row_end ? offset + (row0 + r * 8) / g : -1;
+  const float scale_log2 = rsqrtf((float)kD) * kLog2e;
+  const float pooled_shift = log2f((float)kKeys); /* corrected blocks are whole blocks of 128 */
+
+  float o_acc[kD / 8][4];
+#pragma unroll
+  for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
+  SoftmaxRows rows;
+
+  /* Descriptors: Q rows of this warpgroup (K-major, 8-row groups 1024 bytes apart); K tiles
+     K-major the same way; V tiles MN-major: 8-key groups 1024 bytes apart along K, the two
+     64-column halves kHalfBytes apart along N. */
+  mbarrier_wait(&sm.q_full, 0);
+  for (int i = 0; i < items.n; i++) {
+    const int st = i % kStages;
+    const uint32_t phase = (i / kStages) & 1;
+    const bool pooled = items.pooled(i);
+    const int first = pooled ? 0 : items.key_block(i) * kKeys;
+    const int chunk = pooled ? items.chunk(i) : 0;
+    const uint64_t todo_lo = pooled ? todo[2 * chunk] : 0, todo_hi = pooled ? todo[2 * chunk + 1] : 0;
+
+    float sc[kKeys / 8][4];
+    mbarrier_wait(&sm.k_full[st], phase);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; kk++) {
+      const int half = kk / 4, col_bytes = (kk % 4) * 32;
+      const uint64_t da = smem_desc_sw128(sm.q + half * kHalfBytes + c * 64 * 128 + col_bytes, 0, 1024);
+      const uint64_t db = smem_desc_sw128(sm.k[st] + half * kHalfBytes + col_bytes, 0, 1024);
+      wgmma_m64n128k16_bf16_ss(sc, da, db, kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_hold(sc);
+    mbarrier_arrive(&sm.k_empty[st]);
+
+    const bool needs_mask = first + kKeys - 1 > tl.p_first;
+    uint32_t pf[kKeys / 16][4];
+    softmax_step<kKeys / 8, kD / 8, false>(
+        sc, o_acc, rows,
+        [&](float v, int col, int r) {
+          v *= scale_log2;
+          if (pooled) {
+            const uint64_t word = col < 64 ? todo_lo : todo_hi;
+            return ((word >> (col % 64)) & 1) && pos[r] >= 0 ? v + pooled_shift : -INFINITY;
+          }
+          return needs_mask && first + col > pos[r] ? -INFINITY : v;
+        },
+        pf);
+
+    mbarrier_wait(&sm.v_full[st], phase);
+    wgmma_hold(o_acc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; kk++)
+      wgmma_m64n128k16_bf16_rs_tb(o_acc, pf[kk], smem_desc_sw128(sm.v[st] + kk * 16 * 128, kHalfBytes, 1024));
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_hold(o_acc);
+    hold_fragments(pf);
+    mbarrier_arrive(&sm.v_empty[st]);
+  }
+
+  softmax_store<kD / 8>(o_acc, rows, 1.0f, p, a.cu_q[s], h, row0, tl.row_end, a.o);
+#else
+  __trap(); /* launched only on sm_90 (checked by the host) */
+#endif
+}
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link). */
+fp2_status encode_map(CUtensorMap *map, const void *base, int rank, const cuuint64_t *dims,
+                      const cuuint64_t *strides_bytes, const cuuint32_t *box) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (!encode) {
+    cudaDriverEntryPointQueryResult found;
+    void *fn = nullptr;
+    FP2_CUDA("fp2_attend (sm90)",
+             cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || !fn)
+      return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend (sm90): the driver has no cuTensorMapEncodeTiled");
+    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  const cuuint32_t unit[3] = {1, 1, 1};
+  CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void *>(base), dims, strides_bytes, box,
+                      unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return fp2_fail(FP2_ERR_CUDA, "fp2_attend (sm90): cuTensorMapEncodeTiled failed (CUresult %d, rank %d)", (int)r,
+                    rank);
+  return FP2_OK;
+}
+
+}  // namespace
+}  // namespace fp2
+
+fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
+                           const void *kbar, const void *vbar, const int *offsets, const int *indices, void *o,
+                           cudaStream_t stream) {
+  using namespace fp2;
+  const int g = p->hq / p->hkv;
+  if (p->dtype != FP2_BF16)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel is BF16 only so far (use --kernel portable)");
+  if (p->dim != kD || p->block != kKeys || p->qtile != kTileRows || kTileRows % g != 0)
+    return fp2_fail(FP2_ERR_UNSUPPORTED,
+                    "fp2_attend: the sm90 kernel takes --dim %d --block %d --qtile %d and a group size dividing %d "
+                    "(got %d, %d, %d, %d)",
+                    kD, kKeys, kTileRows, kTileRows, p->dim, p->block, p->qtile, g);
+  int dev = 0, major = 0, smem_max = 0;
+  FP2_CUDA("fp2_attend (sm90)", cudaGetDevice(&dev));
+  FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (major != 9)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs a Hopper GPU (this one is sm_%d*)", major);
+  const int max_chunks = fp2_cdiv(plan->max_blocks, kKeys);
+  const size_t smem = 1024 /* alignment slack */ + sizeof(Smem) + max_chunks * (2 * sizeof(uint64_t) + sizeof(int));
+  if (smem > (size_t)smem_max)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs %zu bytes of shared memory (%d here)",
+                    smem, smem_max);
+
+  /* Q and O [total_q, hq, 128]; K, V [total_k, hkv, 128]; pooled [hkv * total_blocks, 128]. */
+  CUtensorMap tm_q, tm_k, tm_v, tm_kbar, tm_vbar;
+  const cuuint64_t row = kD * 2;
+  const cuuint64_t q_dims[3] = {kD, (cuuint64_t)p->hq, (cuuint64_t)plan->total_q};
+  const cuuint64_t q_strides[2] = {row, row * p->hq};
+  const cuuint32_t q_box[3] = {64, (cuuint32_t)g, (cuuint32_t)(kTileRows / g)};
+  const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, (cuuint64_t)plan->total_k};
+  const cuuint64_t kv_strides[2] = {row, row * p->hkv};
+  const cuuint32_t kv_box[3] = {64, 1, kKeys};
+  const cuuint64_t pooled_dims[2] = {kD, (cuuint64_t)p->hkv * plan->total_blocks};
+  const cuuint64_t pooled_strides[1] = {row};
+  const cuuint32_t pooled_box[2] = {64, kKeys};
+  fp2_status st;
+  if ((st = encode_map(&tm_q, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
+  if ((st = encode_map(&tm_k, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
+  if ((st = encode_map(&tm_v, v, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
+  if ((st = encode_map(&tm_kbar, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
+  if ((st = encode_map(&tm_vbar, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
+
+  const Sm90Args a = {*p,      plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,
+                      plan->cu_blocks, plan->tile_seq, offsets, indices, static_cast<__nv_bfloat16 *>(o),
+                      plan->total_tiles};
+  FP2_CUDA("fp2_attend (sm90)",
+           cudaFuncSetAttribute(attend_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  attend_sm90_kernel<<<dim3(plan->total_tiles, p->hkv), kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar,
+                                                                                      tm_vbar, a);
+  FP2_LAUNCHED("fp2_attend (sm90)");
+  return FP2_OK;
+}

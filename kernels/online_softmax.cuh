@@ -1,0 +1,104 @@
+/* The online softmax of the attention kernels, on the accumulator layout that mma.sync
+   m16n8 and wgmma m64nN share: each warp holds 16 rows, a thread rows lane/4 and lane/4 + 8
+   (r = 0, 1) and, in column group i, columns 8i + 2 (lane % 4) + {0, 1}; s[i][e] is row
+   e >> 1, column 8i + 2 (lane % 4) + (e & 1). The portable and the Hopper kernels both call
+   it, so both apply one definition of masking, rescaling and the FP8 probability rounding. */
+#ifndef FP2_ONLINE_SOFTMAX_CUH
+#define FP2_ONLINE_SOFTMAX_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include "tile_mma.cuh"
+
+namespace fp2 {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+/* Running maximum (log2 units) and sum of the thread's two rows. */
+struct SoftmaxRows {
+  float m[2] = {-INFINITY, -INFINITY};
+  float l[2] = {0.0f, 0.0f};
+};
+
+/* One step over NC * 8 columns of logits s (raw scores; logit(value, column, r) returns the
+   scaled, shifted or masked log2-domain value, -INFINITY to drop): updates the running
+   maximum and sum, rescales the output o (ND groups of 8 columns), and leaves the
+   probabilities in p as bf16 pairs in the A layout of the PV product (p[k] covers columns
+   16k .. 16k + 15). FP8: probabilities are scaled by 2^8 and rounded to e4m3 (exact in
+   bf16); the row sum takes them unrounded, as the oracle does. */
+template <int NC, int ND, bool kFp8, typename Logit>
+__device__ __forceinline__ void softmax_step(float (&s)[NC][4], float (&o)[ND][4], SoftmaxRows &st, Logit logit,
+                                             uint32_t (&p)[NC / 2][4]) {
+  const int lane = threadIdx.x % 32;
+  const float p_scale = kFp8 ? 256.0f : 1.0f;
+  float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int nt = 0; nt < NC; nt++)
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      const float v = logit(s[nt][e], nt * 8 + (lane % 4) * 2 + (e & 1), e >> 1);
+      s[nt][e] = v;
+      mx[e >> 1] = fmaxf(mx[e >> 1], v);
+    }
+  float alpha[2], m_use[2];
+#pragma unroll
+  for (int r = 0; r < 2; r++) {
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    const float m_new = fmaxf(st.m[r], mx[r]);
+    m_use[r] = m_new == -INFINITY ? 0.0f : m_new; /* a row that has seen nothing stays at zero */
+    alpha[r] = exp2f(st.m[r] - m_use[r]);
+    st.m[r] = m_new;
+    st.l[r] *= alpha[r];
+  }
+#pragma unroll
+  for (int nd = 0; nd < ND; nd++) {
+    o[nd][0] *= alpha[0];
+    o[nd][1] *= alpha[0];
+    o[nd][2] *= alpha[1];
+    o[nd][3] *= alpha[1];
+  }
+#pragma unroll
+  for (int nt = 0; nt < NC; nt++) {
+    float pr[4];
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      pr[e] = exp2f(s[nt][e] - m_use[e >> 1]) * p_scale;
+      st.l[e >> 1] += pr[e];
+      if constexpr (kFp8)
+        pr[e] = __half2float(
+            __half(__nv_cvt_fp8_to_halfraw(__nv_cvt_float_to_fp8(pr[e], __NV_SATFINITE, __NV_E4M3), __NV_E4M3)));
+    }
+    p[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(pr[0], pr[1]);
+    p[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(pr[2], pr[3]);
+  }
+}
+
+/* The epilogue: row sums over the four lanes of each row, o normalised (and multiplied by
+   sv, the FP8 value scale) and written as bf16. row0: the packed row of the thread's first
+   row within the sequence (lane / 4 included); rows at or past row_end are not written. */
+template <int ND>
+__device__ __forceinline__ void softmax_store(const float (&o)[ND][4], const SoftmaxRows &st, float sv,
+                                              const fp2_params &p, int cu_q, int h, int row0, int row_end,
+                                              __nv_bfloat16 *out) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int r = 0; r < 2; r++) {
+    float l = st.l[r];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const int row = row0 + r * 8;
+    if (row >= row_end) continue;
+    const float inv = l > 0.0f ? sv / l : 0.0f;
+    __nv_bfloat16 *dst = out + packed_row_offset(p, cu_q, h, row);
+#pragma unroll
+    for (int nd = 0; nd < ND; nd++)
+      *reinterpret_cast<__nv_bfloat162 *>(dst + nd * 8 + (lane % 4) * 2) =
+          __floats2bfloat162_rn(o[nd][r * 2] * inv, o[nd][r * 2 + 1] * inv);
+  }
+}
+
+}  // namespace fp2
+
+#endif
