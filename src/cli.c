@@ -223,7 +223,8 @@ static void print_help(const char *usage, const char *summary, const opt_spec *s
     else
       snprintf(left, sizeof left, "%s %s", s->name, s->meta ? s->meta : "V");
     format_default(s, def, sizeof def);
-    if (s->kind == OPT_FLAG || (s->kind == OPT_POSITIONAL && strcmp(def, "none") == 0))
+    /* A help text that names its own default (one computed at run time) gets no second one. */
+    if (s->kind == OPT_FLAG || (s->kind == OPT_POSITIONAL && strcmp(def, "none") == 0) || strstr(s->help, "default"))
       printf("  %-24s %s\n", left, s->help);
     else
       printf("  %-24s %s (default: %s)\n", left, s->help, def);

@@ -50,6 +50,12 @@ static const step steps[] = {
     {"chunked", "Chunked prefill at 64K (Tab. 6's setting)",
      "mode chunk density index_ms attend_ms total_ms time_vs_one_pass",
      {"chunked", NULL}},
+    {"hpc-ops", "Index size against HPC-Ops' dense mask, and sparse FP8 time per density at 64K (Fig. 5)",
+     "len forced_density density hpc_mask_bytes csr_bytes csr_saving index_alloc_bytes attend.median_ms",
+     {"hpc-compare", NULL}},
+    {"hpc-ops-index-128k", "Index size at 128K, 32:4 heads, 5% (Tab. 7's setting; counted on the cpu)",
+     "len forced_density density hpc_mask_bytes csr_bytes csr_saving index_alloc_bytes",
+     {"hpc-compare", "--len", "128k", "--heads", "32:4", "--densities", "0.05", "--backend", "cpu", NULL}},
 };
 
 /* "NVIDIA H200" -> "h200": the last word of the GPU's name, lower case. */
@@ -153,23 +159,30 @@ static int run_step(const step *s, const char *dir, int extra_argc, char **extra
   return 0;
 }
 
-/* --small: what every step gets appended to run in seconds (tests of this driver). */
+/* --small: what every step gets appended to run in seconds (tests of this driver). --quick:
+   every step at one length (the last --len given wins), for a smoke run on a GPU. */
 static char *small_args[] = {"--len", "1k", "--heads", "8:2", "--dim", "32", "--backend", "cpu"};
+static char *quick_args[] = {"--len", "16k"};
 
 int cmd_reproduce(int argc, char **argv) {
   const char *dir = NULL;
-  int small = 0;
+  int small = 0, quick = 0;
   const opt_spec specs[] = {
       {"--dir", OPT_STRING, &dir, "DIR", "where the results go (default: results/<gpu>)"},
+      {"--quick", OPT_FLAG, &quick, NULL, "every step at 16K only: a smoke run of a few minutes on a GPU"},
       {"--small", OPT_FLAG, &small, NULL, "a tiny size on the cpu backend, to test this driver (numbers mean nothing)"},
   };
   int rc = cli_parse(argc, argv, "reproduce [options]",
                      "Run every experiment the tool reproduces (speedup on synth:llm and at 5% density,\n"
-                     "sweep-alpha, correction, density on synth:niah, breakdown, chunked) at the paper's\n"
-                     "settings into one folder: each step's JSON and plot, and REPORT.md with our numbers\n"
-                     "beside the paper's. Takes tens of minutes on a GPU.",
+                     "sweep-alpha, correction, density on synth:niah, breakdown, chunked, the index against\n"
+                     "HPC-Ops') at the paper's settings into one folder: each step's JSON and plot, and\n"
+                     "REPORT.md with our numbers beside the paper's. Takes tens of minutes on a GPU.",
                      specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;
+  if (small && quick) {
+    fail("reproduce: --small and --quick exclude each other");
+    return EXIT_USAGE;
+  }
   char slug[64], dirbuf[256];
   if (!dir) {
     gpu_slug(slug, sizeof slug);
@@ -190,9 +203,14 @@ int cmd_reproduce(int argc, char **argv) {
   }
   fprintf(md, "# fp2bench reproduction of FlashPrefill V2's operator-level results\n\n"
               "Written by `fp2bench reproduce%s`; every table below comes from the JSON beside it.%s\n\n",
-          small ? " --small" : "", small ? " **A test run at a tiny size on the cpu: the numbers mean nothing.**" : "");
+          small ? " --small" : quick ? " --quick" : "",
+          small   ? " **A test run at a tiny size on the cpu: the numbers mean nothing.**"
+          : quick ? " **A smoke run with every step at 16K only: not the paper's lengths.**"
+                  : "");
+  char **extra = small ? small_args : quick_args;
+  const int nextra = small ? NOPTS(small_args) : quick ? NOPTS(quick_args) : 0;
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-    if (run_step(&steps[i], dir, small ? NOPTS(small_args) : 0, small_args, err) != 0) {
+    if (run_step(&steps[i], dir, nextra, extra, err) != 0) {
       fail("reproduce: %s", err);
       fprintf(md, "## %s\n\nFailed: %s.\n\n", steps[i].title, err);
       failed++;

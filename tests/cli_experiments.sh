@@ -55,21 +55,47 @@ assert rows[0]["time_vs_one_pass"] == 1 and all(r["density"] > 0 for r in rows),
 # Re-running the index per chunk applies the tail rule to every chunk: never less dense.
 assert all(r["density"] >= rows[0]["density"] - 1e-12 for r in rows), rows
 PY
+# hpc-compare counts both index formats exactly: HPC-Ops' uint8 mask is batch x Hq x
+# ceil(L/128)^2 bytes at any density; our CSR is 4 bytes per segment offset and per kept block.
+"$bin" hpc-compare --len 1000 --heads 8:2 --batch 2 --dim 32 --backend cpu --densities 1,0.3 \
+  --out "$dir/hpc.json" >/dev/null 2>"$dir/err.txt" || fail "hpc-compare failed: $(cat "$dir/err.txt")"
+python3 - "$dir/hpc.json" <<'PY' || fail "hpc-compare's JSON is not as expected"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert d["experiment"] == "hpc-ops" and d["config"]["paper"]["paper_values"], d["config"]
+assert [s["name"] for s in d["config"]["not_run"]] == ["hpc-ops", "mask_driven_skip"], d["config"]
+rows = d["rows"]
+assert [r["forced_density"] for r in rows] == [1, 0.3], rows
+blocks = math.ceil(1000 / 128)
+tiles = math.ceil(1000 * 4 / 128)                       # packed rows of a KV head's group, per tile
+segments = 2 * 2 * tiles                                # batch x KV heads x tiles
+for r in rows:
+    assert r["hpc_mask_bytes"] == 2 * 8 * blocks * blocks, r
+    assert r["index_segments"] == segments and r["csr_bytes"] == 4 * (segments + 1 + r["index_nnz"]), r
+    assert "attend" not in r, r                         # the cpu backend counts, it does not time
+# Dense: every causal block of every tile, last_k + 1 blocks for tile t (rows 32 t .. 32 t + 31).
+dense = sum(min(1000 - 1, 32 * t + 31) // 128 + 1 for t in range(tiles)) * 2 * 2
+assert rows[0]["index_nnz"] == dense and rows[0]["density"] == 1, rows[0]
+assert rows[1]["index_nnz"] < dense and rows[1]["index_alloc_bytes"] == rows[0]["index_alloc_bytes"], rows
+PY
+"$bin" hpc-compare --backend cpu --densities 0 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "hpc-compare --densities 0 does not exit 2"
 "$bin" sweep-alpha $small --alpha 1.5 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "sweep-alpha --alpha 1.5 does not exit 2"
 "$bin" correction $small --sparsity 1 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "correction --sparsity 1 does not exit 2"
 if command -v gnuplot >/dev/null 2>&1; then
-  for r in sweep corr breakdown chunked; do
+  for r in sweep corr breakdown chunked hpc; do
     "$bin" plot "$dir/$r.json" -o "$dir/$r.png" >/dev/null 2>"$dir/err.txt" || fail "plot of $r failed: $(cat "$dir/err.txt")"
   done
 fi
 # reproduce drives every experiment into one folder with plots and REPORT.md.
 "$bin" reproduce --small --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" || fail "reproduce failed: $(tail -3 "$dir/err.txt")"
-for f in speedup-llm speedup-density5 sweep-alpha correction density-niah breakdown chunked; do
+for f in speedup-llm speedup-density5 sweep-alpha correction density-niah breakdown chunked hpc-ops \
+         hpc-ops-index-128k; do
   [ -s "$dir/rep/$f.json" ] || fail "reproduce wrote no $f.json"
 done
-[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 7 ] || fail "REPORT.md does not have 7 sections"
+[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 9 ] || fail "REPORT.md does not have 9 sections"
 grep -q "numbers mean nothing" "$dir/rep/REPORT.md" || fail "REPORT.md of a --small run does not say so"
 
 [ $failures -eq 0 ] || { echo "cli_experiments.sh: $failures failure(s)" >&2; exit 1; }
