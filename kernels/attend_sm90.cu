@@ -20,23 +20,19 @@
    TMA with the 128-byte pattern that the wgmma descriptors name. Tiles run heaviest first
    (last tiles of a sequence first). Not yet here: intra-warpgroup overlap of QK(n+1) with
    softmax(n), pingpong ordering of the consumers, a persistent scheduler, TMA store of O. */
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
 #include "attend_sm90.h"
 #include "cuda_check.h"
 #include "online_softmax.cuh"
-#include "ptx_sm90.cuh"
+#include "sm90_tile.cuh"
+#include "tensor_map.h"
 #include "tile_mma.cuh"
 
 namespace fp2 {
 namespace {
 
 constexpr int kD = 128;                       /* head dim */
-constexpr int kKeys = 128;                    /* keys (or pooled vectors) per item */
+constexpr int kKeys = kTileRowsSm90;          /* keys (or pooled vectors) per item: one tile */
 constexpr int kStages = 2;                    /* K and V pipeline depth */
-constexpr int kHalfBytes = 128 * 128;         /* one 64-column half of a 128-row tile */
-constexpr int kTileBytes = 2 * kHalfBytes;    /* a 128 x 128 bf16 tile */
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
 constexpr int kProducerRegs = 24, kConsumerRegs = 240;
@@ -103,13 +99,6 @@ __device__ void produce(Smem &sm, const Items &it, const CUtensorMap *tm_q,
     }
   }
 #endif
-}
-
-/* Keeps the A fragments of P alive (unmoved) until the wgmma reading them has completed. */
-__device__ __forceinline__ void hold_fragments(uint32_t (&pf)[kKeys / 16][4]) {
-#pragma unroll
-  for (int i = 0; i < kKeys / 16; i++)
-    asm volatile("" : "+r"(pf[i][0]), "+r"(pf[i][1]), "+r"(pf[i][2]), "+r"(pf[i][3])::"memory");
 }
 
 __global__ void __launch_bounds__(kSm90Threads, 1)
@@ -188,9 +177,6 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
   for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
   SoftmaxRows rows;
 
-  /* Descriptors: Q rows of this warpgroup (K-major, 8-row groups 1024 bytes apart); K tiles
-     K-major the same way; V tiles MN-major: 8-key groups 1024 bytes apart along K, the two
-     64-column halves kHalfBytes apart along N. */
   mbarrier_wait(&sm.q_full, 0);
   for (int i = 0; i < items.n; i++) {
     const int st = i % kStages;
@@ -204,12 +190,8 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     mbarrier_wait(&sm.k_full[st], phase);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; kk++) {
-      const int half = kk / 4, col_bytes = (kk % 4) * 32;
-      const uint64_t da = smem_desc_sw128(sm.q + half * kHalfBytes + c * 64 * 128 + col_bytes, 0, 1024);
-      const uint64_t db = smem_desc_sw128(sm.k[st] + half * kHalfBytes + col_bytes, 0, 1024);
-      wgmma_m64n128k16_bf16_ss(sc, da, db, kk > 0);
-    }
+    for (int kk = 0; kk < kD / 16; kk++)
+      wgmma_m64n128k16_bf16_ss(sc, desc_kmajor(sm.q, c * 64, kk), desc_kmajor(sm.k[st], 0, kk), kk > 0);
     wgmma_commit();
     wgmma_wait<0>();
     wgmma_hold(sc);
@@ -234,11 +216,11 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; kk++)
-      wgmma_m64n128k16_bf16_rs_tb(o_acc, pf[kk], smem_desc_sw128(sm.v[st] + kk * 16 * 128, kHalfBytes, 1024));
+      wgmma_m64n128k16_bf16_rs_tb(o_acc, pf[kk], desc_mnmajor(sm.v[st], kk));
     wgmma_commit();
     wgmma_wait<0>();
     wgmma_hold(o_acc);
-    hold_fragments(pf);
+    wgmma_hold_a(pf);
     mbarrier_arrive(&sm.v_empty[st]);
   }
 
@@ -246,29 +228,6 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
 #else
   __trap(); /* launched only on sm_90 (checked by the host) */
 #endif
-}
-
-/* cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link). */
-fp2_status encode_map(CUtensorMap *map, const void *base, int rank, const cuuint64_t *dims,
-                      const cuuint64_t *strides_bytes, const cuuint32_t *box) {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (!encode) {
-    cudaDriverEntryPointQueryResult found;
-    void *fn = nullptr;
-    FP2_CUDA("fp2_attend (sm90)",
-             cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || !fn)
-      return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend (sm90): the driver has no cuTensorMapEncodeTiled");
-    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
-  const cuuint32_t unit[3] = {1, 1, 1};
-  CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void *>(base), dims, strides_bytes, box,
-                      unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    return fp2_fail(FP2_ERR_CUDA, "fp2_attend (sm90): cuTensorMapEncodeTiled failed (CUresult %d, rank %d)", (int)r,
-                    rank);
-  return FP2_OK;
 }
 
 }  // namespace
@@ -311,11 +270,11 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
   const cuuint64_t pooled_strides[1] = {row};
   const cuuint32_t pooled_box[2] = {64, kKeys};
   fp2_status st;
-  if ((st = encode_map(&tm_q, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
-  if ((st = encode_map(&tm_k, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
-  if ((st = encode_map(&tm_v, v, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
-  if ((st = encode_map(&tm_kbar, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
-  if ((st = encode_map(&tm_vbar, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
+  if ((st = fp2_tensor_map_bf16(&tm_q, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
+  if ((st = fp2_tensor_map_bf16(&tm_k, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
+  if ((st = fp2_tensor_map_bf16(&tm_v, v, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
+  if ((st = fp2_tensor_map_bf16(&tm_kbar, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
+  if ((st = fp2_tensor_map_bf16(&tm_vbar, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
 
   const Sm90Args a = {*p,      plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,
                       plan->cu_blocks, plan->tile_seq, offsets, indices, static_cast<__nv_bfloat16 *>(o),

@@ -21,6 +21,18 @@ struct SoftmaxRows {
   float l[2] = {0.0f, 0.0f};
 };
 
+/* Values in the accumulator layout (columns 0 .. 8 NC - 1) as bf16 pairs in the A-operand
+   layout of the next product (mma.sync m16n8k16 and wgmma with A from registers share it):
+   p[k] covers columns 16k .. 16k + 15. */
+template <int NC>
+__device__ __forceinline__ void pack_a_fragments(const float (&s)[NC][4], uint32_t (&p)[NC / 2][4]) {
+#pragma unroll
+  for (int nt = 0; nt < NC; nt++) {
+    p[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(s[nt][0], s[nt][1]);
+    p[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(s[nt][2], s[nt][3]);
+  }
+}
+
 /* One step over NC * 8 columns of logits s (raw scores; logit(value, column, r) returns the
    scaled, shifted or masked log2-domain value, -INFINITY to drop): updates the running
    maximum and sum, rescales the output o (ND groups of 8 columns), and leaves the
@@ -60,19 +72,17 @@ __device__ __forceinline__ void softmax_step(float (&s)[NC][4], float (&o)[ND][4
     o[nd][3] *= alpha[1];
   }
 #pragma unroll
-  for (int nt = 0; nt < NC; nt++) {
-    float pr[4];
+  for (int nt = 0; nt < NC; nt++)
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      pr[e] = exp2f(s[nt][e] - m_use[e >> 1]) * p_scale;
-      st.l[e >> 1] += pr[e];
+      float pr = exp2f(s[nt][e] - m_use[e >> 1]) * p_scale;
+      st.l[e >> 1] += pr;
       if constexpr (kFp8)
-        pr[e] = __half2float(
-            __half(__nv_cvt_fp8_to_halfraw(__nv_cvt_float_to_fp8(pr[e], __NV_SATFINITE, __NV_E4M3), __NV_E4M3)));
+        pr = __half2float(
+            __half(__nv_cvt_fp8_to_halfraw(__nv_cvt_float_to_fp8(pr, __NV_SATFINITE, __NV_E4M3), __NV_E4M3)));
+      s[nt][e] = pr;
     }
-    p[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(pr[0], pr[1]);
-    p[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(pr[2], pr[3]);
-  }
+  pack_a_fragments<NC>(s, p);
 }
 
 /* The epilogue: row sums over the four lanes of each row, o normalised (and multiplied by

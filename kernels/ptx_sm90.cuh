@@ -117,6 +117,14 @@ __device__ __forceinline__ void wgmma_hold(float (&d)[16][4]) {
     asm volatile("" : "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])::"memory");
 }
 
+/* Keeps A fragments in their registers, unmoved, until the wgmma reading them has completed
+   (call after wgmma_wait): the compiler sees their last use only at the issue. */
+template <int N>
+__device__ __forceinline__ void wgmma_hold_a(uint32_t (&a)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; i++) asm volatile("" : "+r"(a[i][0]), "+r"(a[i][1]), "+r"(a[i][2]), "+r"(a[i][3])::"memory");
+}
+
 #define FP2_WGMMA_D_REGS                                                                                       \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
   "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "  \

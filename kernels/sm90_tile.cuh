@@ -1,0 +1,31 @@
+/* The shared-memory tile of the Hopper kernels and the wgmma descriptors that read it. A
+   tile is 128 rows x 128 bf16 columns stored as two 64-column halves, each 128 rows of 128
+   bytes, written by TMA with the 128-byte swizzle (16-byte chunk c of row r at chunk
+   c ^ (r % 8)); halves and 8-row groups start on 1024-byte boundaries, as the swizzle
+   pattern and the descriptors require. */
+#ifndef FP2_SM90_TILE_CUH
+#define FP2_SM90_TILE_CUH
+
+#include "ptx_sm90.cuh"
+
+namespace fp2 {
+
+constexpr int kTileRowsSm90 = 128;                 /* rows of a tile: queries, keys or pooled vectors */
+constexpr int kHalfBytes = kTileRowsSm90 * 128;    /* one 64-column half */
+constexpr int kTileBytes = 2 * kHalfBytes;
+
+/* The 16-column slice k (0..7) of the 64 rows starting at row0 (a multiple of 8) of a tile
+   read K-major, rows being M or N and columns the reduction: Q and K in S = Q K^T. */
+__device__ __forceinline__ uint64_t desc_kmajor(const unsigned char *tile, int row0, int k) {
+  return smem_desc_sw128(tile + (k / 4) * kHalfBytes + row0 * 128 + (k % 4) * 32, 0, 1024);
+}
+
+/* Rows 16k .. 16k + 15 (the reduction) of a tile read MN-major, all 128 columns as N: V in
+   O = P V. Along N the two halves are kHalfBytes apart, along K 8-row groups 1024 bytes. */
+__device__ __forceinline__ uint64_t desc_mnmajor(const unsigned char *tile, int k) {
+  return smem_desc_sw128(tile + k * 16 * 128, kHalfBytes, 1024);
+}
+
+}  // namespace fp2
+
+#endif

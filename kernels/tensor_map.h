@@ -1,0 +1,24 @@
+/* Internal: TMA tensor maps (CUtensorMap) for the Hopper kernels, encoded through the CUDA
+   runtime's driver entry point so that nothing links libcuda directly. */
+#ifndef FP2_TENSOR_MAP_H
+#define FP2_TENSOR_MAP_H
+
+#include <cuda.h>
+
+#include "fp2.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A tiled map over a bf16 tensor of `rank` dimensions (innermost first: dims[0] elements
+   contiguous), strides_bytes[rank - 1] between consecutive indices of dims[1..], a box of
+   box[] elements, 128-byte swizzle (box[0] * 2 must be 128), zero fill out of bounds. */
+fp2_status fp2_tensor_map_bf16(CUtensorMap *map, const void *base, int rank, const cuuint64_t *dims,
+                               const cuuint64_t *strides_bytes, const cuuint32_t *box);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
