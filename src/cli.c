@@ -420,6 +420,12 @@ int opts_validate(const fp2_opts *o, char *err) {
     err_set(err, "--seed: must not be negative");
     return -1;
   }
+  if (o->kernel == FP2_KERNEL_SM90 &&
+      (o->dim != 128 || o->block != 128 || o->qtile != 128 || 128 % (o->hq / o->hkv) != 0)) {
+    err_set(err, "--kernel sm90: takes --dim 128 --block 128 --qtile 128 and a group size dividing 128 "
+                 "(got %d, %d, %d, %d)", o->dim, o->block, o->qtile, o->hq / o->hkv);
+    return -1;
+  }
   /* Rows, tiles and segments are counted in 32-bit integers by the library. */
   const int64_t limit = INT32_MAX / 2, g = o->hq / o->hkv;
   for (int i = 0; i < o->lens.n; i++) {

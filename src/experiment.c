@@ -27,7 +27,10 @@ int experiment_backend(const char *cmd, const fp2_opts *o) {
     fail("%s: --backend gpu: no CUDA GPU found%s%s", cmd, why[0] ? ": " : "", why);
     return -EXIT_SKIP;
   }
-  return opts_backend(o, gpus > 0);
+  const int backend = opts_backend(o, gpus > 0);
+  if (backend == BACKEND_CPU && o->kernel != FP2_KERNEL_PORTABLE)
+    fprintf(stderr, "fp2bench: %s: note: --kernel picks a gpu kernel; the cpu backend ignores it\n", cmd);
+  return backend;
 }
 
 int experiment_problem(const char *cmd, const data_source *src, fp2_opts *o, int64_t len, int round, problem *pb) {

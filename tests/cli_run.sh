@@ -39,6 +39,8 @@ expect_usage --batch run --batch 0 --backend cpu
 expect_usage --data run --data synth:nope --backend cpu
 expect_usage bogus bogus
 expect_usage "--frobnicate" check --frobnicate
+expect_usage "--kernel sm90" run --kernel sm90 --dim 64 --backend cpu
+expect_usage "--kernel" run --kernel fast --backend cpu
 
 # run: table, JSON and dump on a small llm-like problem.
 "$bin" run --len 700 --heads 8:2 --dim 32 --backend cpu --out "$dir/run.json" --dump "$dir/dump.safetensors" \
