@@ -22,8 +22,8 @@ static uint64_t stream_of(int tag, int b, int h) {
 #define LLM_LOCAL_AMPLITUDE 3.0  /* rotary local term at distance 0 */
 #define LLM_ROPE_HIGH_FRACTION 0.75 /* rotary energy on the fastest 3/4 of the frequencies */
 #define LLM_BACKGROUND_SCALE 0.3 /* mean of the exponential salience of ordinary segments */
-#define LLM_RELEVANT 28.0        /* expected relevant segments of a 16K sequence (per head x0.6..1.4) */
-#define LLM_RELEVANT_GROWTH 0.3  /* ... growing as (L / 16K)^0.3: longer prompts hold more that matters */
+#define LLM_RELEVANT 48.5        /* expected relevant segments of a long sequence (per head x0.6..1.4) */
+#define LLM_RELEVANT_SCALE 8704.0 /* ... of which a length L holds 1 - exp(-L / 8.5K): see head_dirs_init */
 #define LLM_RELEVANT_MIN 4.0     /* salience of a relevant segment: uniform in [min, max] */
 #define LLM_RELEVANT_MAX 6.0
 #define LLM_TOKEN_JITTER 0.3     /* per-token salience noise inside a segment */
@@ -56,7 +56,7 @@ typedef struct head_dirs {
   double *e; /* [dim/2] */
   double *w; /* [dim/2] content half, unit */
   double *needle[NIAH_NEEDLES]; /* [dim/2] content half, unit, orthogonal to w */
-  double relevant; /* expected relevant segments of the sequence */
+  double relevant; /* probability that a segment is relevant */
 } head_dirs;
 
 static void unit_normal(uint64_t seed, uint64_t stream, uint64_t first, double *x, int n) {
@@ -80,7 +80,7 @@ static void orthogonalise(double *x, const double *w, int n) {
   for (int i = 0; i < n; i++) x[i] /= norm;
 }
 
-static void head_dirs_init(head_dirs *hd, int dim, int len, uint64_t seed, int b, int h) {
+static void head_dirs_init(head_dirs *hd, int dim, int len, uint64_t seed, int b, int h, int hkv) {
   int half = dim / 2, pairs = dim / 4;
   int fast = (int)ceil(LLM_ROPE_HIGH_FRACTION * pairs);
   hd->e = xcalloc((size_t)half, sizeof(double));
@@ -93,8 +93,17 @@ static void head_dirs_init(head_dirs *hd, int dim, int len, uint64_t seed, int b
     unit_normal(seed, stream_of(S_NEEDLE, b, h), (uint64_t)(n + 1) * 4096, hd->needle[n], half);
     orthogonalise(hd->needle[n], hd->w, half);
   }
-  hd->relevant = LLM_RELEVANT * pow(len / 16384.0, LLM_RELEVANT_GROWTH) *
-                 (0.6 + 0.8 * rng_uniform(seed, stream_of(S_HEAD, b, h), 0));
+  /* Relevant segments: most of a short prompt, but a bounded number (what a query needs) in a
+     long one, which puts the density on the paper's curve (DESIGN.md section 4). Heads differ
+     (x0.6..1.4); the KV heads of a sequence take evenly spaced factors, in an order set by the
+     seed, so that the sequence's mean (hence its density) does not drift with the seed. */
+  int slot = (h + (int)(hkv * rng_uniform(seed, stream_of(S_HEAD, b, 0), 1))) % hkv;
+  double spread = (slot + rng_uniform(seed, stream_of(S_HEAD, b, h), 0)) / hkv;
+  double count = LLM_RELEVANT * (1 - exp(-len / LLM_RELEVANT_SCALE)) * (0.6 + 0.8 * spread);
+  /* Over the expected number of segments, not the drawn one: a partition into short spans
+     must not make more of the prompt relevant (it moved the 4K density by up to 20% between seeds). */
+  double mean_span = 0.5 * (LLM_SEG_MIN + LLM_SEG_MAX);
+  hd->relevant = len > 0 ? count * mean_span / len : 0;
 }
 
 static void head_dirs_free(head_dirs *hd) {
@@ -103,11 +112,11 @@ static void head_dirs_free(head_dirs *hd) {
   for (int n = 0; n < NIAH_NEEDLES; n++) free(hd->needle[n]);
 }
 
-/* Salience of segment s: a number of relevant segments that grows much more slowly than the
-   context (what a query needs is not proportional to the prompt), the rest an exponential
-   background well below them. */
-static double segment_salience(const head_dirs *hd, uint64_t seed, uint64_t stream, int s, int nseg) {
-  if (rng_uniform(seed, stream, 2 * (uint64_t)s) < hd->relevant / nseg)
+/* Salience of segment s: relevant with the head's probability (a number of relevant segments
+   that stops growing with the context: what a query needs is not proportional to the prompt),
+   otherwise an exponential background well below them. */
+static double segment_salience(const head_dirs *hd, uint64_t seed, uint64_t stream, int s) {
+  if (rng_uniform(seed, stream, 2 * (uint64_t)s) < hd->relevant)
     return LLM_RELEVANT_MIN + (LLM_RELEVANT_MAX - LLM_RELEVANT_MIN) * rng_uniform(seed, stream, 2 * (uint64_t)s + 1);
   return LLM_BACKGROUND_SCALE * -log(rng_uniform(seed, stream, 2 * (uint64_t)s + 1));
 }
@@ -169,7 +178,7 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
   int *seg = segments(lk, seed, b, &nseg);
   for (int h = 0; h < hkv; h++) {
     head_dirs hd;
-    head_dirs_init(&hd, dim, lk, seed, b, h);
+    head_dirs_init(&hd, dim, lk, seed, b, h, hkv);
     uint64_t sk = stream_of(S_K, b, h), sv = stream_of(S_V, b, h), sq = stream_of(S_Q, b, h);
     uint64_t ssal = stream_of(S_SALIENCE, b, h), sval = stream_of(S_SEGVAL, b, h);
     uint64_t shit = stream_of(S_HITTER, b, h), sqh = stream_of(S_QHEAD, b, h);
@@ -179,7 +188,7 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
 #pragma omp for schedule(static)
       for (int j = 0; j < lk; j++) {
         int s = seg[j];
-        double kappa = segment_salience(&hd, seed, ssal, s, nseg) +
+        double kappa = segment_salience(&hd, seed, ssal, s) +
                        LLM_TOKEN_JITTER * rng_normal(seed, ssal, 2 * (uint64_t)nseg + (uint64_t)j);
         if (j < LLM_SINK_TOKENS) kappa += LLM_SINK_BOOST;
         if (rng_uniform(seed, shit, (uint64_t)j) < LLM_HITTER_RATE) kappa += LLM_HITTER_BOOST;
