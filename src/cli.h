@@ -89,6 +89,12 @@ void opts_defaults(fp2_opts *o);
    &(o)->data_given},                                                                                 \
   {"--density", OPT_DOUBLE, &(o)->density, "X", "force a random block mask of density X (off: score)"},  \
   {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed"}
+/* The data and seed rows of experiments over forced block masks (the seed draws both). */
+#define OPTS_MASKED_DATA(o)                                                                          \
+  {"--data", OPT_STRING, &(o)->data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
+   &(o)->data_given},                                                                                 \
+  {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed (inputs and masks)"}
+#define OPT_TRIALS(t) {"--trials", OPT_INT, (t), "N", "timed repetitions after one warm-up (gpu)"}
 #define OPTS_RUN(o)                                                         \
   {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \
   {"--kernel", OPT_CHOICE, &(o)->kernel, KERNEL_CHOICES,                              \

@@ -78,7 +78,7 @@ int cmd_breakdown(int argc, char **argv) {
       OPTS_SELECT(&a.o),
       OPTS_DATA(&a.o),
       OPTS_RUN(&a.o),
-      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
+      OPT_TRIALS(&a.trials),
   };
   int rc = cli_parse(argc, argv, "breakdown [options]",
                      "Time of each stage of the sparse pass per length: quantisation (FP8), pooling,\n"

@@ -82,11 +82,9 @@ int cmd_correction(int argc, char **argv) {
       {"--dtype", OPT_CHOICE, &a.dtypes, "bf16|fp8|both", "operand precision(s)"},
       {"--sparsity", OPT_DOUBLE_LIST, &a.sparsity, "S[,S...]", "share of causal blocks dropped, each in [0,1)"},
       OPTS_BLOCKS(&a.o),
-      {"--data", OPT_STRING, &a.o.data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors",
-       &a.o.data_given},
-      {"--seed", OPT_SIZE, &a.o.seed, "N", "random seed (inputs and masks)"},
+      OPTS_MASKED_DATA(&a.o),
       OPTS_RUN(&a.o),
-      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
+      OPT_TRIALS(&a.trials),
   };
   int rc = cli_parse(argc, argv, "correction [options]",
                      "The cost of the mean correction (paper Fig. 6): sparse attention with and without it\n"

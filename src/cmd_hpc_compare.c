@@ -115,11 +115,9 @@ int cmd_hpc_compare(int argc, char **argv) {
       OPTS_SHAPE(&a.o),
       {"--densities", OPT_DOUBLE_LIST, &a.densities, "X[,X...]", "forced mask densities, each in (0,1]"},
       OPTS_BLOCKS(&a.o),
-      {"--data", OPT_STRING, &a.o.data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors (gpu)",
-       &a.o.data_given},
-      {"--seed", OPT_SIZE, &a.o.seed, "N", "random seed (inputs and masks)"},
+      OPTS_MASKED_DATA(&a.o),
       OPTS_RUN(&a.o),
-      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
+      OPT_TRIALS(&a.trials),
   };
   int rc = cli_parse(argc, argv, "hpc-compare [options]",
                      "Our CSR block index against HPC-Ops' dense per-head block mask (paper Fig. 5,\n"

@@ -78,7 +78,7 @@ int cmd_run(int argc, char **argv) {
       OPTS_EXPERIMENT(&a.o),
       {"--dump", OPT_STRING, &a.dump, "OUT.safetensors", "write o, k_mean, v_mean, csr_offsets, csr_indices, score"},
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
-      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
+      OPT_TRIALS(&a.trials),
   };
   int rc = cli_parse(argc, argv, "run [options]",
                      "One forward pass (pool, select, attend) on one source: density, stage times,\n"

@@ -141,7 +141,7 @@ int cmd_sweep_alpha(int argc, char **argv) {
       OPTS_DATA(&a.o),
       OPTS_RUN(&a.o),
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
-      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up (gpu)"},
+      OPT_TRIALS(&a.trials),
   };
   int rc = cli_parse(argc, argv, "sweep-alpha [options]",
                      "Sweep the threshold alpha (paper Tab. 9): density, time, relative L2 error against\n"

@@ -25,15 +25,6 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "detect_leaks=0"; }
 
-#define CHECK_CUDA(call)                                                                        \
-  do {                                                                                          \
-    cudaError_t e_ = (call);                                                                    \
-    if (e_ != cudaSuccess) {                                                                    \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(3);                                                                                  \
-    }                                                                                           \
-  } while (0)
-
 static void check_times(const char *what, const double *ms, int n) {
   for (int i = 0; i < n; i++) EXPECT_MSG(ms[i] > 0 && isfinite(ms[i]), "%s trial %d: %g ms", what, i, ms[i]);
 }

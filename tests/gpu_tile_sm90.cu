@@ -23,15 +23,6 @@ extern "C" {
 
 using namespace fp2;
 
-#define CHECK_CUDA(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(3);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
 #define CHECK_FP2(call)                                                                          \
   do {                                                                                           \
     if ((call) != FP2_OK) {                                                                      \

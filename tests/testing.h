@@ -3,7 +3,9 @@
 #ifndef FP2_TESTING_H
 #define FP2_TESTING_H
 
+#include <cuda_runtime_api.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 extern int test_failures;
 
@@ -33,6 +35,17 @@ extern int test_failures;
               __FILE__, __LINE__, #a, ea_, #b, eb_, (double)(tol));                   \
       test_failures++;                                                                \
     }                                                                                 \
+  } while (0)
+
+/* A CUDA runtime call in a gpu test: on failure print it and exit 3 (not a test failure:
+   the test could not run). */
+#define CHECK_CUDA(call)                                                                             \
+  do {                                                                                               \
+    cudaError_t e_ = (call);                                                                         \
+    if (e_ != cudaSuccess) {                                                                         \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
+      exit(3);                                                                                       \
+    }                                                                                                \
   } while (0)
 
 /* Exit code for main: 0 when every expectation held. */
