@@ -80,6 +80,9 @@ assert rows[1]["index_nnz"] < dense and rows[1]["index_alloc_bytes"] == rows[0][
 PY
 "$bin" hpc-compare --backend cpu --densities 0 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "hpc-compare --densities 0 does not exit 2"
+"$bin" reproduce --small --quick --dir "$dir/none" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "reproduce --small --quick does not exit 2"
+[ ! -e "$dir/none" ] || fail "reproduce --small --quick created its folder"
 "$bin" sweep-alpha $small --alpha 1.5 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "sweep-alpha --alpha 1.5 does not exit 2"
 "$bin" correction $small --sparsity 1 >/dev/null 2>&1
