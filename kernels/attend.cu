@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kThreads, 1) attend_kernel(AttendArgs a) {
   const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s], offset = lk - lq;
   const int g = p.hq / p.hkv, elem = kFp8 ? 1 : 2, halves = p.block / kKeyRows;
   const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
-  const int seg = p.hkv * a.cu_tiles[s] + h * ntiles + t;
+  const int seg = fp2_segment(&p, a.cu_tiles[s], ntiles, h, t);
   const int *sel = a.indices + a.offsets[seg];
   const int nsel = a.offsets[seg + 1] - a.offsets[seg];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -43,7 +43,6 @@ struct Sm90Args {
   const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq;
   const int *offsets, *indices;
   __nv_bfloat16 *o;
-  int total_tiles;
 };
 
 /* Shared memory, 1024-byte aligned: operand tiles first, then barriers and the chunk masks. */
@@ -72,8 +71,7 @@ __device__ void produce(Smem &sm, const Items &it, const CUtensorMap *tm_q,
                         const CUtensorMap *tm_vbar, int q_row, int q_head, int k_row, int h, int pooled_row) {
 #if FP2_SM90_DEVICE
   mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
-  tma_load_3d(sm.q, tm_q, 0, q_head, q_row, &sm.q_full);
-  tma_load_3d(sm.q + kHalfBytes, tm_q, 64, q_head, q_row, &sm.q_full);
+  tma_load_tile_3d(sm.q, tm_q, q_head, q_row, &sm.q_full);
   for (int i = 0; i < it.n; i++) {
     const int st = i % kStages;
     const uint32_t phase = (i / kStages) & 1;
@@ -81,22 +79,16 @@ __device__ void produce(Smem &sm, const Items &it, const CUtensorMap *tm_q,
     const int row = pooled ? pooled_row + it.chunk(i) * kKeys : k_row + it.key_block(i) * kKeys;
     mbarrier_wait(&sm.k_empty[st], phase ^ 1);
     mbarrier_arrive_expect_tx(&sm.k_full[st], kTileBytes);
-    if (pooled) {
-      tma_load_2d(sm.k[st], tm_kbar, 0, row, &sm.k_full[st]);
-      tma_load_2d(sm.k[st] + kHalfBytes, tm_kbar, 64, row, &sm.k_full[st]);
-    } else {
-      tma_load_3d(sm.k[st], tm_k, 0, h, row, &sm.k_full[st]);
-      tma_load_3d(sm.k[st] + kHalfBytes, tm_k, 64, h, row, &sm.k_full[st]);
-    }
+    if (pooled)
+      tma_load_tile_2d(sm.k[st], tm_kbar, row, &sm.k_full[st]);
+    else
+      tma_load_tile_3d(sm.k[st], tm_k, h, row, &sm.k_full[st]);
     mbarrier_wait(&sm.v_empty[st], phase ^ 1);
     mbarrier_arrive_expect_tx(&sm.v_full[st], kTileBytes);
-    if (pooled) {
-      tma_load_2d(sm.v[st], tm_vbar, 0, row, &sm.v_full[st]);
-      tma_load_2d(sm.v[st] + kHalfBytes, tm_vbar, 64, row, &sm.v_full[st]);
-    } else {
-      tma_load_3d(sm.v[st], tm_v, 0, h, row, &sm.v_full[st]);
-      tma_load_3d(sm.v[st] + kHalfBytes, tm_v, 64, h, row, &sm.v_full[st]);
-    }
+    if (pooled)
+      tma_load_tile_2d(sm.v[st], tm_vbar, row, &sm.v_full[st]);
+    else
+      tma_load_tile_3d(sm.v[st], tm_v, h, row, &sm.v_full[st]);
   }
 #endif
 }
@@ -108,15 +100,15 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
 #if FP2_SM90_DEVICE
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   /* The swizzle atoms must start on 1024-byte boundaries; the launch adds the slack. */
-  Smem &sm = *reinterpret_cast<Smem *>(smem_raw + (1024 - smem_addr(smem_raw) % 1024) % 1024);
+  Smem &sm = *reinterpret_cast<Smem *>(align_1024(smem_raw));
 
   const fp2_params &p = a.p;
-  const int gt = a.total_tiles - 1 - blockIdx.x, h = blockIdx.y, s = a.tile_seq[gt];
+  const int gt = gridDim.x - 1 - blockIdx.x, h = blockIdx.y, s = a.tile_seq[gt]; /* heaviest first */
   const int t = gt - a.cu_tiles[s], ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
   const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s], offset = lk - lq;
-  const int g = p.hq / p.hkv;
+  const int g = fp2_group(&p);
   const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
-  const int seg = p.hkv * a.cu_tiles[s] + h * ntiles + t;
+  const int seg = fp2_segment(&p, a.cu_tiles[s], ntiles, h, t);
   const int *sel = a.indices + a.offsets[seg];
   const int nsel = a.offsets[seg + 1] - a.offsets[seg];
 
@@ -233,18 +225,29 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
 }  // namespace
 }  // namespace fp2
 
+/* The shapes the kernel is built for; prefix starts the message. */
+static fp2_status sm90_shape(const fp2_params *p, const char *prefix) {
+  using namespace fp2;
+  const int g = fp2_group(p);
+  if (p->dim != kD || p->block != kKeys || p->qtile != kTileRowsSm90 || kTileRowsSm90 % g != 0)
+    return fp2_fail(FP2_ERR_UNSUPPORTED,
+                    "%sthe sm90 kernel takes --dim %d --block %d --qtile %d and a group size dividing %d "
+                    "(got %d, %d, %d, %d)",
+                    prefix, kD, kKeys, kTileRowsSm90, kTileRowsSm90, p->dim, p->block, p->qtile, g);
+  return FP2_OK;
+}
+
+extern "C" fp2_status fp2_sm90_supports_shape(const fp2_params *p) { return sm90_shape(p, ""); }
+
 fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
                            const void *kbar, const void *vbar, const int *offsets, const int *indices, void *o,
                            cudaStream_t stream) {
   using namespace fp2;
-  const int g = p->hq / p->hkv;
+  const int g = fp2_group(p);
   if (p->dtype != FP2_BF16)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel is BF16 only so far (use --kernel portable)");
-  if (p->dim != kD || p->block != kKeys || p->qtile != kTileRows || kTileRows % g != 0)
-    return fp2_fail(FP2_ERR_UNSUPPORTED,
-                    "fp2_attend: the sm90 kernel takes --dim %d --block %d --qtile %d and a group size dividing %d "
-                    "(got %d, %d, %d, %d)",
-                    kD, kKeys, kTileRows, kTileRows, p->dim, p->block, p->qtile, g);
+  fp2_status st = sm90_shape(p, "fp2_attend: ");
+  if (st != FP2_OK) return st;
   int dev = 0, major = 0, smem_max = 0;
   FP2_CUDA("fp2_attend (sm90)", cudaGetDevice(&dev));
   FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
@@ -262,14 +265,13 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
   const cuuint64_t row = kD * 2;
   const cuuint64_t q_dims[3] = {kD, (cuuint64_t)p->hq, (cuuint64_t)plan->total_q};
   const cuuint64_t q_strides[2] = {row, row * p->hq};
-  const cuuint32_t q_box[3] = {64, (cuuint32_t)g, (cuuint32_t)(kTileRows / g)};
+  const cuuint32_t q_box[3] = {64, (cuuint32_t)g, (cuuint32_t)(kTileRowsSm90 / g)};
   const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, (cuuint64_t)plan->total_k};
   const cuuint64_t kv_strides[2] = {row, row * p->hkv};
   const cuuint32_t kv_box[3] = {64, 1, kKeys};
   const cuuint64_t pooled_dims[2] = {kD, (cuuint64_t)p->hkv * plan->total_blocks};
   const cuuint64_t pooled_strides[1] = {row};
   const cuuint32_t pooled_box[2] = {64, kKeys};
-  fp2_status st;
   if ((st = fp2_tensor_map_bf16(&tm_q, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_bf16(&tm_k, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_bf16(&tm_v, v, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
@@ -277,8 +279,7 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
   if ((st = fp2_tensor_map_bf16(&tm_vbar, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
 
   const Sm90Args a = {*p,      plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,
-                      plan->cu_blocks, plan->tile_seq, offsets, indices, static_cast<__nv_bfloat16 *>(o),
-                      plan->total_tiles};
+                      plan->cu_blocks, plan->tile_seq, offsets, indices, static_cast<__nv_bfloat16 *>(o)};
   FP2_CUDA("fp2_attend (sm90)",
            cudaFuncSetAttribute(attend_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   attend_sm90_kernel<<<dim3(plan->total_tiles, p->hkv), kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar,

@@ -72,6 +72,12 @@ FP2_HD int fp2_num_tiles(const fp2_params *p, int lq) { return fp2_cdiv(lq * fp2
 /* Key blocks of a sequence with lk keys (the last one may be partial). */
 FP2_HD int fp2_num_blocks(const fp2_params *p, int lk) { return fp2_cdiv(lk, p->block); }
 
+/* The index segment of tile t of KV head h in a sequence whose tiles start at tile0 (a prefix
+   over the batch) and number ntiles: segments go by sequence, then KV head, then tile. */
+FP2_HD int fp2_segment(const fp2_params *p, int tile0, int ntiles, int h, int t) {
+  return p->hkv * tile0 + h * ntiles + t;
+}
+
 FP2_HD fp2_tile fp2_tile_at(const fp2_params *p, int lq, int lk, int t) {
   fp2_tile tl;
   int g = fp2_group(p);
@@ -144,6 +150,11 @@ size_t fp2_select_workspace_bytes(const fp2_plan *plan);
 fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
                       const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);
+
+/* Whether the sm90 attention kernel takes the shape of p (head dim, block, query tile, group
+   size; precision and GPU are checked at launch): FP2_OK, or FP2_ERR_UNSUPPORTED with the
+   reason in fp2_error_message(). Needs no GPU. */
+fp2_status fp2_sm90_supports_shape(const fp2_params *p);
 
 /* Block-sparse attention over a CSR index (offsets [nseg+1], indices), with mean correction
    when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index. */

@@ -13,8 +13,6 @@
 
 namespace fp2 {
 
-constexpr float kLog2e = 1.4426950408889634f;
-
 /* Running maximum (log2 units) and sum of the thread's two rows. */
 struct SoftmaxRows {
   float m[2] = {-INFINITY, -INFINITY};

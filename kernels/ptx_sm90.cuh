@@ -165,6 +165,8 @@ __device__ __forceinline__ void wgmma_m64n128k16_bf16_rs_tb(float (&d)[16][4], c
 }
 
 #undef FP2_WGMMA_D4
+#undef FP2_WGMMA_D_REGS
+#undef FP2_WGMMA_D_OPERANDS
 
 }  // namespace fp2
 

@@ -23,17 +23,14 @@ struct SelectArgs {
   int *scratch, *counts;
 };
 
-/* Sum of v over the CTA; every thread gets it. */
-__device__ float cta_reduce(float v, float *red, bool is_max) {
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = is_max ? fmaxf(v, w) : v + w;
-  }
+/* Maximum of v over the CTA; every thread gets it. */
+__device__ float cta_max(float v, float *red) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   __syncthreads();
   if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
   __syncthreads();
   v = red[0];
-  for (int w = 1; w < kWarps; w++) v = is_max ? fmaxf(v, red[w]) : v + red[w];
+  for (int w = 1; w < kWarps; w++) v = fmaxf(v, red[w]);
   return v;
 }
 
@@ -53,7 +50,7 @@ __global__ void __launch_bounds__(kThreads, 1) select_kernel(SelectArgs a) {
   const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s], offset = lk - lq;
   const int g = p.hq / p.hkv, elem = kFp8 ? 1 : 2;
   const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
-  const int seg = p.hkv * a.cu_tiles[s] + h * ntiles + t;
+  const int seg = fp2_segment(&p, a.cu_tiles[s], ntiles, h, t);
   int *slot = a.scratch + a.seg_cap[seg];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char *qb = static_cast<const char *>(a.q);
@@ -79,7 +76,7 @@ __global__ void __launch_bounds__(kThreads, 1) select_kernel(SelectArgs a) {
     pos[i] = row < tl.row_end ? offset + row / g : -1;
   }
   const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
-  const float scale_log2 = sq * sk * rsqrtf((float)p.dim) * 1.4426950408889634f;
+  const float scale_log2 = sq * sk * rsqrtf((float)p.dim) * kLog2e;
 
   /* Pass 1: energies per chunk against the running maximum (log2 units). */
   float m_run = -INFINITY;
@@ -106,7 +103,7 @@ __global__ void __launch_bounds__(kThreads, 1) select_kernel(SelectArgs a) {
         sc[nt][e] = counted ? sc[nt][e] * scale_log2 : -INFINITY;
         mx = fmaxf(mx, sc[nt][e]);
       }
-    const float m_chunk = fmaxf(m_run, cta_reduce(mx, red, true));
+    const float m_chunk = fmaxf(m_run, cta_max(mx, red));
     m_run = m_chunk;
     /* Column sums of exp2(s - M): over this thread's 2 rows, then the 8 row groups of the warp. */
 #pragma unroll
@@ -136,7 +133,7 @@ __global__ void __launch_bounds__(kThreads, 1) select_kernel(SelectArgs a) {
     slot[j] = __float_as_int(e);
     e_max = fmaxf(e_max, e);
   }
-  e_max = cta_reduce(e_max, red, true);
+  e_max = cta_max(e_max, red);
   const float threshold = p.alpha * e_max;
 
   /* Pass 3: keep and compact in place, 256 blocks a round; reads precede the round's writes. */

@@ -14,6 +14,23 @@ constexpr int kTileRowsSm90 = 128;                 /* rows of a tile: queries, k
 constexpr int kHalfBytes = kTileRowsSm90 * 128;    /* one 64-column half */
 constexpr int kTileBytes = 2 * kHalfBytes;
 
+/* The first 1024-byte boundary at or after p in shared memory (launches add the slack). */
+__device__ __forceinline__ unsigned char *align_1024(unsigned char *p) {
+  return p + (1024 - smem_addr(p) % 1024) % 1024;
+}
+
+/* A whole tile by TMA, its two 64-column halves, completing on bar (which expects
+   kTileBytes): from a 2-D map at row, or a 3-D map at (c1, c2). */
+__device__ __forceinline__ void tma_load_tile_2d(unsigned char *tile, const void *map, int row, uint64_t *bar) {
+  tma_load_2d(tile, map, 0, row, bar);
+  tma_load_2d(tile + kHalfBytes, map, 64, row, bar);
+}
+__device__ __forceinline__ void tma_load_tile_3d(unsigned char *tile, const void *map, int c1, int c2,
+                                                 uint64_t *bar) {
+  tma_load_3d(tile, map, 0, c1, c2, bar);
+  tma_load_3d(tile + kHalfBytes, map, 64, c1, c2, bar);
+}
+
 /* The 16-column slice k (0..7) of the 64 rows starting at row0 (a multiple of 8) of a tile
    read K-major, rows being M or N and columns the reduction: Q and K in S = Q K^T. */
 __device__ __forceinline__ uint64_t desc_kmajor(const unsigned char *tile, int row0, int k) {

@@ -17,6 +17,7 @@ constexpr int kTileRows = 128; /* packed query rows per tile (the index granular
 constexpr int kWarps = 8;      /* 16 rows each */
 constexpr int kThreads = kWarps * 32;
 constexpr int kKeyRows = 64;   /* keys (or pooled vectors) per shared-memory key tile */
+constexpr float kLog2e = 1.4426950408889634f; /* scores go to exp2 as s * log2(e) */
 
 /* Element (r, c) of a swizzled tile of rows of D bf16: 16-byte chunks XOR-ed with r % 8, so
    that ldmatrix's eight rows at one column hit eight different bank groups. */

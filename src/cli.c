@@ -223,8 +223,9 @@ static void print_help(const char *usage, const char *summary, const opt_spec *s
     else
       snprintf(left, sizeof left, "%s %s", s->name, s->meta ? s->meta : "V");
     format_default(s, def, sizeof def);
-    /* A help text that names its own default (one computed at run time) gets no second one. */
-    if (s->kind == OPT_FLAG || (s->kind == OPT_POSITIONAL && strcmp(def, "none") == 0) || strstr(s->help, "default"))
+    /* A help text that states its own default (one computed at run time) gets no second one. */
+    if (s->kind == OPT_FLAG || (s->kind == OPT_POSITIONAL && strcmp(def, "none") == 0) ||
+        strstr(s->help, "(default:"))
       printf("  %-24s %s\n", left, s->help);
     else
       printf("  %-24s %s (default: %s)\n", left, s->help, def);
@@ -420,11 +421,12 @@ int opts_validate(const fp2_opts *o, char *err) {
     err_set(err, "--seed: must not be negative");
     return -1;
   }
-  if (o->kernel == FP2_KERNEL_SM90 &&
-      (o->dim != 128 || o->block != 128 || o->qtile != 128 || 128 % (o->hq / o->hkv) != 0)) {
-    err_set(err, "--kernel sm90: takes --dim 128 --block 128 --qtile 128 and a group size dividing 128 "
-                 "(got %d, %d, %d, %d)", o->dim, o->block, o->qtile, o->hq / o->hkv);
-    return -1;
+  if (o->kernel == FP2_KERNEL_SM90) {
+    const fp2_params p = opts_params(o);
+    if (fp2_sm90_supports_shape(&p) != FP2_OK) {
+      err_set(err, "--kernel sm90: %s", fp2_error_message());
+      return -1;
+    }
   }
   /* Rows, tiles and segments are counted in 32-bit integers by the library. */
   const int64_t limit = INT32_MAX / 2, g = o->hq / o->hkv;

@@ -97,15 +97,6 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
   return EXIT_OK;
 }
 
-/* The shape of a problem without its tensors (enough for the index on the cpu). */
-static void shape_only(const fp2_opts *o, int64_t len, problem *pb) {
-  fp2_params p = opts_params(o);
-  int *lens = xmalloc(sizeof(int) * (size_t)o->batch);
-  for (int s = 0; s < o->batch; s++) lens[s] = (int)len;
-  problem_init(pb, &p, o->batch, lens, lens);
-  free(lens);
-}
-
 int cmd_hpc_compare(int argc, char **argv) {
   hpc_args a = {.densities = {8, {1, 0.9, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05}}, .trials = 5};
   opts_defaults(&a.o);
@@ -147,7 +138,7 @@ int cmd_hpc_compare(int argc, char **argv) {
   if (gpu)
     rc = experiment_problem("hpc-compare", &src, &a.o, a.o.lens.v[0], 1, &pb);
   else
-    shape_only(&a.o, a.o.lens.v[0], &pb);
+    source_shape(&a.o, a.o.lens.v[0], &pb); /* the index alone needs only the shape */
   if (rc == EXIT_OK) {
     print_header(txt, gpu);
     for (int i = 0; i < a.densities.n && rc == EXIT_OK; i++) {

@@ -55,7 +55,7 @@ void problem_chunk(const problem *full, int first, int count, problem *out);
 /* Segments (batch, KV head, tile) of the index. */
 static inline int problem_num_segments(const problem *pb) { return pb->p.hkv * pb->cu_tiles[pb->batch]; }
 static inline int problem_segment(const problem *pb, int b, int h, int t) {
-  return pb->p.hkv * pb->cu_tiles[b] + h * (pb->cu_tiles[b + 1] - pb->cu_tiles[b]) + t;
+  return fp2_segment(&pb->p, pb->cu_tiles[b], pb->cu_tiles[b + 1] - pb->cu_tiles[b], h, t);
 }
 
 /* The tile of query i (within sequence b) of query head `head`, and that row's segment. */

@@ -71,13 +71,17 @@ static int build_from_file(const data_source *src, fp2_opts *o, problem *pb, cha
   return rc;
 }
 
-int source_build(const data_source *src, fp2_opts *o, int64_t len, uint64_t seed, problem *pb, char *err) {
-  if (src->is_file) return build_from_file(src, o, pb, err);
+void source_shape(const fp2_opts *o, int64_t len, problem *pb) {
   fp2_params p = opts_params(o);
   int *lens = xmalloc(sizeof(int) * (size_t)o->batch);
   for (int b = 0; b < o->batch; b++) lens[b] = (int)len;
   problem_init(pb, &p, o->batch, lens, lens);
   free(lens);
+}
+
+int source_build(const data_source *src, fp2_opts *o, int64_t len, uint64_t seed, problem *pb, char *err) {
+  if (src->is_file) return build_from_file(src, o, pb, err);
+  source_shape(o, len, pb);
   if (synth_fill(pb, src->synth, seed, err) != 0) {
     problem_free(pb);
     return -1;

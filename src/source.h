@@ -19,6 +19,10 @@ int source_parse(const char *spec, data_source *out, char *err);
 /* The name of a source as results record it ("synth:llm" or the file path). */
 const char *source_name(const data_source *src);
 
+/* A problem of o->batch sequences of len tokens with the options' shape, its tensors
+   allocated but not filled (enough for anything that needs only the geometry). */
+void source_shape(const fp2_opts *o, int64_t len, problem *pb);
+
 /* Builds the problem of one length: `batch` sequences of `len` queries and keys from a
    synthetic source, or the one sequence of a file (whose length, heads and dim must agree
    with the options the user gave; the ones not given are taken from the file). Fills the

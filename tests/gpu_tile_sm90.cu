@@ -42,7 +42,7 @@ struct TileSmem {
 
 __device__ TileSmem &tile_smem() {
   extern __shared__ __align__(1024) unsigned char raw[];
-  return *reinterpret_cast<TileSmem *>(raw + (1024 - smem_addr(raw) % 1024) % 1024);
+  return *reinterpret_cast<TileSmem *>(align_1024(raw));
 }
 
 /* Loads a 3-D box at (0 | 64, c1, c2) of each map into tiles a and b. */
@@ -55,10 +55,8 @@ __device__ void load_tiles(const CUtensorMap *ma, int a1, int a2, const CUtensor
   __syncthreads();
   if (threadIdx.x == 0) {
     mbarrier_arrive_expect_tx(&sm.full, 2 * kTileBytes);
-    tma_load_3d(sm.a, ma, 0, a1, a2, &sm.full);
-    tma_load_3d(sm.a + kHalfBytes, ma, 64, a1, a2, &sm.full);
-    tma_load_3d(sm.b, mb, 0, b1, b2, &sm.full);
-    tma_load_3d(sm.b + kHalfBytes, mb, 64, b1, b2, &sm.full);
+    tma_load_tile_3d(sm.a, ma, a1, a2, &sm.full);
+    tma_load_tile_3d(sm.b, mb, b1, b2, &sm.full);
   }
   mbarrier_wait(&sm.full, 0);
 }
