@@ -71,6 +71,33 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
   report_put_string(config, "kernel", o->kernel == FP2_KERNEL_SM90 ? "sm90" : "portable");
 }
 
+/* The paper's own numbers for an experiment (experiments/<name>.json: source, gpu and
+   paper_values) into config.paper, so that every result carries them beside ours. An
+   experiment without a spec has none; a spec that cannot be read is a note on stderr. */
+static void experiment_paper(cJSON *config, const char *name) {
+  char path[1024], spec_name[128];
+  snprintf(spec_name, sizeof spec_name, "%s.json", name);
+  experiment_file(spec_name, path, sizeof path);
+  if (access(path, F_OK) != 0) return;
+  char err[ERR_LEN];
+  size_t len;
+  char *text = read_text_file(path, &len, err);
+  cJSON *spec = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  if (!spec) {
+    fprintf(stderr, "fp2bench: note: no paper values: cannot read '%s'\n", path);
+    return;
+  }
+  cJSON *paper = cJSON_CreateObject();
+  static const char *const keys[] = {"source", "gpu", "paper_values"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(spec, keys[i]);
+    if (x) report_put(paper, keys[i], cJSON_Duplicate(x, 1));
+  }
+  report_put(config, "paper", paper);
+  cJSON_Delete(spec);
+}
+
 static void measure_ceilings(report *rep) {
   ceilings c;
   char err[ERR_LEN];
@@ -87,9 +114,7 @@ report *experiment_report(const char *name, int argc, char **argv, const fp2_opt
   if (!o->out) return NULL;
   report *rep = report_new(name, argc, argv);
   experiment_config(report_config(rep), o, src, backend == BACKEND_GPU ? "gpu" : "cpu");
-  char spec[1024], file[128];
-  snprintf(file, sizeof file, "%s.json", name);
-  if (access(experiment_file(file, spec, sizeof spec), R_OK) == 0) experiment_paper(report_config(rep), name);
+  experiment_paper(report_config(rep), name);
   if (backend == BACKEND_GPU) measure_ceilings(rep);
   return rep;
 }
@@ -110,37 +135,6 @@ const char *experiment_file(const char *file, char *buf, size_t len) {
   return buf;
 }
 
-void experiment_paper(cJSON *config, const char *name) {
-  char path[1024], spec_name[128];
-  snprintf(spec_name, sizeof spec_name, "%s.json", name);
-  experiment_file(spec_name, path, sizeof path);
-  FILE *f = fopen(path, "rb");
-  cJSON *spec = NULL;
-  if (f) {
-    char *text = NULL;
-    size_t len = 0;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = (size_t)ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-      text = xmalloc(len + 1);
-      len = fread(text, 1, len, f);
-      text[len] = '\0';
-      spec = cJSON_Parse(text);
-      free(text);
-    }
-    fclose(f);
-  }
-  if (!spec) {
-    fprintf(stderr, "fp2bench: note: no paper values: cannot read '%s'\n", path);
-    return;
-  }
-  cJSON *paper = cJSON_CreateObject();
-  static const char *const keys[] = {"source", "gpu", "paper_values"};
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(spec, keys[i]);
-    if (x) report_put(paper, keys[i], cJSON_Duplicate(x, 1));
-  }
-  report_put(config, "paper", paper);
-  cJSON_Delete(spec);
-}
 
 static void shape_tensor(tensor *t, const char *name, tensor_dtype dt, int ndim, int64_t a, int64_t b, int64_t c) {
   int64_t shape[3] = {a, b, c};

@@ -42,11 +42,6 @@ int experiment_write(const char *name, struct report *rep, const fp2_opts *o, in
 /* experiments/<file> (FP2_EXPERIMENTS_DIR overrides the folder) into buf. */
 const char *experiment_file(const char *file, char *buf, size_t len);
 
-/* The paper's own numbers for an experiment (experiments/<name>.json: source, gpu and
-   paper_values) into config.paper, so that every result carries them beside ours; a note on
-   stderr when the spec cannot be read. */
-void experiment_paper(cJSON *config, const char *name);
-
 /* Writes the tensors of DESIGN.md section 4 (o, k_mean, v_mean, csr_offsets, csr_indices,
    and score when present) for the one sequence of pb. */
 int experiment_dump(const char *path, const problem *pb, const pipeline_result *r, char *err);

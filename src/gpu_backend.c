@@ -7,6 +7,7 @@
 
 #include "cuda_host.h"
 #include "error.h"
+#include "event_timing.h"
 #include "numeric.h"
 #include "pipeline.h"
 #include "stats.h"
@@ -31,7 +32,6 @@ typedef struct device_buffers {
   size_t ws_bytes;
   void *o;                 /* bf16 */
   void *flush;             /* written before every run, so that no input is left in L2 */
-  size_t flush_bytes;
 } device_buffers;
 
 static uint16_t *to_bf16(const float *x, size_t n) {
@@ -82,7 +82,7 @@ static double device_bytes(const problem *pb, const fp2_plan *plan, size_t ws) {
   double pooled = (double)pb->p.hkv * plan->total_blocks * pb->p.dim;
   double fp8 = pb->p.dtype == FP2_FP8 ? nq + 2 * nk : 0;
   return 2 * (nq + 2 * nk) + fp8 + 2 * nq /* o */ + pooled * (4 * 2 + 2 * 2) + 8.0 * plan->capacity +
-         8.0 * plan->nseg + (double)ws + (double)(256 << 20) /* L2 flush */;
+         8.0 * plan->nseg + (double)ws + (double)FLUSH_BYTES;
 }
 
 static int run_once(const problem *pb, const pipeline_config *cfg, const fp2_plan *plan, device_buffers *d,
@@ -103,7 +103,7 @@ static int run_once(const problem *pb, const pipeline_config *cfg, const fp2_pla
   }
   /* Each stage between two events and inside an NVTX range, for nsys / ncu; the L2 is
      flushed first, as the peers' timing does. */
-  CUDA_GOTO(cudaMemsetAsync(d->flush, 0, d->flush_bytes, 0), fail);
+  CUDA_GOTO(cudaMemsetAsync(d->flush, 0, FLUSH_BYTES, 0), fail);
   CUDA_GOTO(cudaEventRecord(ev[0], 0), fail);
   nvtxRangePushA("fp2 quantise");
   if (fp8) {
@@ -225,8 +225,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   CUDA_GOTO(cudaMalloc((void **)&d.index.indices, sizeof(int) * (size_t)plan.capacity + 4), fail);
   CUDA_GOTO(cudaMalloc(&d.ws, d.ws_bytes + 16), fail);
   CUDA_GOTO(cudaMalloc(&d.o, nq * 2), fail);
-  d.flush_bytes = (size_t)256 << 20; /* several times the L2 of current GPUs (H200: 60 MB) */
-  CUDA_GOTO(cudaMalloc(&d.flush, d.flush_bytes), fail);
+  CUDA_GOTO(cudaMalloc(&d.flush, FLUSH_BYTES), fail);
   {
     uint16_t *h = to_bf16(pb->q, nq);
     cudaError_t e = cudaMemcpy(d.q, h, nq * 2, cudaMemcpyHostToDevice);

@@ -13,14 +13,6 @@
 
 #define TORCH_EXIT_ABSENT 77 /* peers.py: torch or a CUDA device is missing */
 
-static void skip(peer_skip *skipped, int *nskipped, const char *name, const char *why) {
-  if (*nskipped >= PEERS_MAX) return;
-  peer_skip *s = &skipped[(*nskipped)++];
-  snprintf(s->name, sizeof s->name, "%s", name);
-  snprintf(s->why, sizeof s->why, "%.300s", why);
-  fprintf(stderr, "fp2bench: peer %s skipped: %s\n", name, why);
-}
-
 static void bf16_tensor(tensor *t, const char *name, const float *x, int64_t a, int64_t b, int64_t c) {
   int64_t shape[3] = {a, b, c};
   tensor_init(t, name, TENSOR_BF16, 3, shape);
@@ -58,26 +50,13 @@ static int export_inputs(const char *path, const problem *pb, const csr_index *i
 
 /* The script's JSON: peers -> timings, skipped -> skips. */
 static int read_result(const char *path, peer_timing *out, int *nout, peer_skip *skipped, int *nskipped, char *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  size_t len;
+  char *text = read_text_file(path, &len, err);
+  if (!text) {
     err_set(err, "peers.py wrote no result '%s'", path);
     return -1;
   }
-  char *text = NULL;
-  size_t cap = 0, len = 0, got;
-  char chunk[4096];
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (len + got + 1 > cap) text = realloc(text, cap = 2 * (len + got + 1));
-    if (!text) {
-      fclose(f);
-      err_set(err, "out of host memory reading '%s'", path);
-      return -1;
-    }
-    memcpy(text + len, chunk, got);
-    len += got;
-  }
-  fclose(f);
-  cJSON *doc = text ? (text[len] = '\0', cJSON_Parse(text)) : NULL;
+  cJSON *doc = cJSON_Parse(text);
   free(text);
   const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
   if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "fp2bench-peers/1") != 0) {
@@ -99,7 +78,7 @@ static int read_result(const char *path, peer_timing *out, int *nout, peer_skip 
   }
   cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "skipped")) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *why = cJSON_GetObjectItemCaseSensitive(e, "why");
-    if (cJSON_IsString(name)) skip(skipped, nskipped, name->valuestring, cJSON_IsString(why) ? why->valuestring : "?");
+    if (cJSON_IsString(name)) peers_skip(skipped, nskipped, name->valuestring, cJSON_IsString(why) ? why->valuestring : "?");
   }
   cJSON_Delete(doc);
   return 0;
@@ -110,24 +89,24 @@ void peer_torch_run(const problem *pb, const csr_index *idx, int trials, peer_ti
   char python[1024], script[1024], in[64], result[64], err[ERR_LEN], why[ERR_LEN + 64];
   const char *py = getenv("FP2_PYTHON");
   if (pb->batch != 1) {
-    skip(skipped, nskipped, "torch", "the torch peers take one sequence (--batch 1)");
+    peers_skip(skipped, nskipped, "torch", "the torch peers take one sequence (--batch 1)");
     return;
   }
   if (py)
     snprintf(python, sizeof python, "%s", py);
   else if (find_in_path("python3", python, sizeof python) != 0) {
-    skip(skipped, nskipped, "torch", "python3 not found (set FP2_PYTHON)");
+    peers_skip(skipped, nskipped, "torch", "python3 not found (set FP2_PYTHON)");
     return;
   }
   if (access(experiment_file("peers.py", script, sizeof script), R_OK) != 0) {
     snprintf(why, sizeof why, "cannot read '%.250s' (set FP2_EXPERIMENTS_DIR)", script);
-    skip(skipped, nskipped, "torch", why);
+    peers_skip(skipped, nskipped, "torch", why);
     return;
   }
   snprintf(in, sizeof in, "/tmp/fp2bench-peers-%ld.safetensors", (long)getpid());
   snprintf(result, sizeof result, "/tmp/fp2bench-peers-%ld.json", (long)getpid());
   if (export_inputs(in, pb, idx, trials, err) != 0) {
-    skip(skipped, nskipped, "torch", err);
+    peers_skip(skipped, nskipped, "torch", err);
     return;
   }
   char ntrials[16];
@@ -135,12 +114,12 @@ void peer_torch_run(const problem *pb, const csr_index *idx, int trials, peer_ti
   char *args[] = {python, script, "--in", in, "--out", result, "--trials", ntrials, NULL};
   int status = spawn_wait(python, args, 0, err);
   if (status == 0) {
-    if (read_result(result, out, nout, skipped, nskipped, err) != 0) skip(skipped, nskipped, "torch", err);
+    if (read_result(result, out, nout, skipped, nskipped, err) != 0) peers_skip(skipped, nskipped, "torch", err);
   } else if (status == TORCH_EXIT_ABSENT) {
-    skip(skipped, nskipped, "torch", "python3 has no torch or no CUDA device (peers.py says why above)");
+    peers_skip(skipped, nskipped, "torch", "python3 has no torch or no CUDA device (peers.py says why above)");
   } else {
     if (status > 0) snprintf(err, ERR_LEN, "peers.py failed (exit status %d)", status);
-    skip(skipped, nskipped, "torch", err);
+    peers_skip(skipped, nskipped, "torch", err);
   }
   remove(in);
   remove(result);

@@ -48,13 +48,15 @@ typedef struct run_ctx {
   int *nskipped;
 } run_ctx;
 
-static void skip(run_ctx *c, const char *name, const char *why) {
-  if (*c->nskipped >= PEERS_MAX) return;
-  peer_skip *s = &c->skipped[(*c->nskipped)++];
+void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char *why) {
+  if (*nskipped >= PEERS_MAX) return;
+  peer_skip *s = &skipped[(*nskipped)++];
   snprintf(s->name, sizeof s->name, "%s", name);
   snprintf(s->why, sizeof s->why, "%.300s", why);
   fprintf(stderr, "fp2bench: peer %s skipped: %s\n", name, s->why);
 }
+
+static void skip(run_ctx *c, const char *name, const char *why) { peers_skip(c->skipped, c->nskipped, name, why); }
 
 /* Relative L2 error of o (bf16 or e4m3 codes, host copy) against dense causal attention on
    the problem's operands, over sampled rows. */

@@ -22,6 +22,9 @@ typedef struct peer_skip {
   char why[ERR_LEN];
 } peer_skip;
 
+/* Appends a skipped peer (the reason cut to 300 characters) and says so on stderr. */
+void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char *why);
+
 /* Checks a comma-separated list of peer names ("none" for none). */
 int peers_parse(const char *list, char *err);
 

@@ -15,8 +15,6 @@ void full_reference_compute(const problem *pb, const row_sample *rows, full_refe
   int max_blocks = 0;
   for (int b = 0; b < pb->batch; b++)
     if (pb->cu_blocks[b + 1] - pb->cu_blocks[b] > max_blocks) max_blocks = pb->cu_blocks[b + 1] - pb->cu_blocks[b];
-  out->rows = rows->n;
-  out->dim = pb->p.dim;
   out->max_blocks = max_blocks;
   out->out = xmalloc(sizeof(double) * (size_t)(rows->n > 0 ? rows->n : 1) * (size_t)pb->p.dim);
   out->block_mass = xcalloc((size_t)(rows->n > 0 ? rows->n : 1) * (size_t)max_blocks, sizeof(double));

@@ -16,7 +16,7 @@ typedef struct quality {
    each row's output and the share of its softmax mass in each key block. It depends on the
    rows only, so one reference serves every index and backend output of a problem. */
 typedef struct full_reference {
-  int rows, dim, max_blocks;
+  int max_blocks;
   double *out;        /* [rows, dim] */
   double *block_mass; /* [rows, max_blocks] */
 } full_reference;

@@ -259,8 +259,7 @@ void report_free(report *r) {
   free(r);
 }
 
-/* The whole file, NUL-terminated; NULL with err when it cannot be read. */
-static char *read_file(const char *path, size_t *len, char *err) {
+char *read_text_file(const char *path, size_t *len, char *err) {
   enum { LIMIT = 256 << 20 }; /* far above any result; stops a mistaken /dev/zero */
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -354,7 +353,7 @@ static int check_shape(const cJSON *doc, const char *path, char *err) {
 int report_load(const char *path, cJSON **doc, char *err) {
   *doc = NULL;
   size_t len;
-  char *text = read_file(path, &len, err);
+  char *text = read_text_file(path, &len, err);
   if (!text) return -1;
   /* len + 1 takes in the NUL, so that require_null_terminated rejects trailing text. */
   const char *end = NULL;
