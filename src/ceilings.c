@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cuda_host.h"
+#include "event_timing.h"
 #include "numeric.h"
 #include "report.h"
 #include "rng.h"
@@ -63,35 +64,6 @@ static int upload(void *dev, const void *host, size_t bytes, char *err) {
     return -1;
   }
   return 0;
-}
-
-/* ---- timing ---- */
-
-typedef int (*run_fn)(void *ctx, cudaStream_t stream, char *err);
-
-/* WARMUP untimed runs, then `trials` runs each between two events. */
-static int time_runs(run_fn run, void *ctx, cudaStream_t stream, int trials, double *ms, char *err) {
-  int rc = -1;
-  cudaEvent_t ev[2] = {NULL, NULL};
-  CUDA_GOTO(cudaEventCreate(&ev[0]), done);
-  CUDA_GOTO(cudaEventCreate(&ev[1]), done);
-  for (int i = 0; i < WARMUP; i++)
-    if (run(ctx, stream, err) != 0) goto done;
-  CUDA_GOTO(cudaStreamSynchronize(stream), done);
-  for (int t = 0; t < trials; t++) {
-    CUDA_GOTO(cudaEventRecord(ev[0], stream), done);
-    if (run(ctx, stream, err) != 0) goto done;
-    CUDA_GOTO(cudaEventRecord(ev[1], stream), done);
-    CUDA_GOTO(cudaEventSynchronize(ev[1]), done);
-    float elapsed = 0;
-    CUDA_GOTO(cudaEventElapsedTime(&elapsed, ev[0], ev[1]), done);
-    ms[t] = elapsed;
-  }
-  rc = 0;
-done:
-  for (int i = 0; i < 2; i++)
-    if (ev[i]) cudaEventDestroy(ev[i]);
-  return rc;
 }
 
 /* ---- GEMM ---- */
@@ -193,7 +165,7 @@ static int measure_gemm(cublasLtHandle_t lt, cudaDataType_t type, int n, int fas
   LT_OR_FAIL(hs);
   g.algo = result.algo;
 
-  if (time_runs(gemm_run, &g, stream, trials, ms, err) != 0) goto done;
+  if (gpu_time_runs(gemm_run, &g, stream, WARMUP, trials, NULL, ms, err) != 0) goto done;
   /* The output must be finite: a GEMM that failed silently would time nothing real. */
   uint16_t probe[4];
   CUDA_GOTO(cudaMemcpy(probe, g.d, sizeof probe, cudaMemcpyDeviceToHost), done);
@@ -244,7 +216,7 @@ static int measure_copy(size_t bytes, cudaStream_t stream, int trials, double *m
     CUDA_GOTO(cudaMemcpy((uint8_t *)c.src + off, c.src, bytes - off < tile ? bytes - off : tile,
                             cudaMemcpyDeviceToDevice), done);
   CUDA_GOTO(cudaMemset(c.dst, 0, bytes), done);
-  if (time_runs(copy_run, &c, stream, trials, ms, err) != 0) goto done;
+  if (gpu_time_runs(copy_run, &c, stream, WARMUP, trials, NULL, ms, err) != 0) goto done;
   /* The last bytes arrived. */
   uint8_t probe[2][16];
   CUDA_GOTO(cudaMemcpy(probe[0], (uint8_t *)c.src + bytes - 16, 16, cudaMemcpyDeviceToHost), done);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "cuda_host.h"
+#include "event_timing.h"
 #include "error.h"
 
 /* FP2_NO_CUDNN builds the absent peer even where the headers are (to test that build). */
@@ -727,11 +728,7 @@ static int graph_and_plan(const peer_cudnn_layout *lay, int fp8, cudnnHandle_t h
 }
 
 int peer_cudnn_plan_offline(const fp2_params *p, int len, const char *device_json, char *err) {
-  char why[ERR_LEN];
-  if (!peer_cudnn_available(why)) {
-    err_set(err, "%s", why);
-    return -1;
-  }
+  if (!peer_cudnn_available(err)) return -1;
   if (api.version < 90800) {
     err_set(err, "cuDNN %ld cannot plan without a GPU: 9.8 or later is needed", api.version);
     return -1;
@@ -777,13 +774,27 @@ int peer_cudnn_plan_offline(const fp2_params *p, int len, const char *device_jso
     }                                                                                     \
   } while (0)
 
+/* One execution of the planned graph, the run that gpu_time_runs repeats (the handle is
+   bound to the stream it times). */
+typedef struct plan_run {
+  cudnnHandle_t handle;
+  cudnnBackendDescriptor_t plan, pack;
+} plan_run;
+
+static int execute_plan(void *ctx, cudaStream_t stream, char *err) {
+  (void)stream;
+  const plan_run *r = ctx;
+  cudnnStatus_t s = api.BackendExecute(r->handle, r->plan, r->pack);
+  if (s == CUDNN_STATUS_SUCCESS) return 0;
+  char text[200];
+  status_text(s, text, sizeof text);
+  err_set(err, "cuDNN: executing the plan failed: %s", text);
+  return -1;
+}
+
 static int run_attention(const fp2_params *p, int len, const void *q, const void *k, const void *v,
                          const float *scales, void *o, int trials, double *ms_per_trial, char *err) {
-  char why[ERR_LEN];
-  if (!peer_cudnn_available(why)) {
-    err_set(err, "%s", why);
-    return -1;
-  }
+  if (!peer_cudnn_available(err)) return -1;
   const int fp8 = scales != NULL;
   if (trials < 0 || (trials > 0 && !ms_per_trial)) {
     err_set(err, "cudnn peer: %d trials", trials);
@@ -796,8 +807,7 @@ static int run_attention(const fp2_params *p, int len, const void *q, const void
   cudnnHandle_t handle = NULL;
   cudnnBackendDescriptor_t pack = NULL;
   cudaStream_t stream = NULL;
-  cudaEvent_t ev[2] = {NULL, NULL};
-  void *workspace = NULL;
+  void *workspace = NULL, *flush = NULL;
   float *stats = NULL, *aux = NULL;
   sdpa_graph sg;
   sdpa_plan pl;
@@ -807,8 +817,6 @@ static int run_attention(const fp2_params *p, int len, const void *q, const void
   CUDNN_OR_FAIL(api.Create(&handle), "creating the handle");
   CUDA_GOTO(cudaStreamCreate(&stream), done);
   CUDNN_OR_FAIL(api.SetStream(handle, stream), "binding the stream");
-  CUDA_GOTO(cudaEventCreate(&ev[0]), done);
-  CUDA_GOTO(cudaEventCreate(&ev[1]), done);
   if (graph_and_plan(&lay, fp8, handle, NULL, &sg, &pl, err) != 0) goto done;
   built = 1;
 
@@ -863,18 +871,11 @@ static int run_attention(const fp2_params *p, int len, const void *q, const void
     CUDNN_OR_FAIL(api.BackendFinalize(pack), "variant pack");
   }
 
-  /* Warm-up (the first run may load modules), then each trial between two events. */
-  CUDNN_OR_FAIL(api.BackendExecute(handle, pl.plan, pack), "warm-up");
-  CUDA_GOTO(cudaStreamSynchronize(stream), done);
-  for (int t = 0; t < trials; t++) {
-    CUDA_GOTO(cudaEventRecord(ev[0], stream), done);
-    CUDNN_OR_FAIL(api.BackendExecute(handle, pl.plan, pack), "timed run");
-    CUDA_GOTO(cudaEventRecord(ev[1], stream), done);
-    CUDA_GOTO(cudaEventSynchronize(ev[1]), done);
-    float ms = 0;
-    CUDA_GOTO(cudaEventElapsedTime(&ms, ev[0], ev[1]), done);
-    ms_per_trial[t] = ms;
-  }
+  /* One warm-up (the first run may load modules; with no trials it is the checked run), then
+     each trial after an L2 flush, as our kernels and the torch peers are timed. */
+  if (trials > 0) CUDA_GOTO(cudaMalloc(&flush, FLUSH_BYTES), done);
+  plan_run run = {handle, pl.plan, pack};
+  if (gpu_time_runs(execute_plan, &run, stream, 1, trials, flush, ms_per_trial, err) != 0) goto done;
   CUDA_GOTO(cudaStreamSynchronize(stream), done);
   note_plan(&sg, &pl, "");
   rc = 0;
@@ -884,10 +885,9 @@ done:
   if (pack) api.BackendDestroyDescriptor(pack);
   if (built) gb_free(&sg.g);
   cudaFree(workspace);
+  cudaFree(flush);
   cudaFree(stats);
   cudaFree(aux);
-  for (int i = 0; i < 2; i++)
-    if (ev[i]) cudaEventDestroy(ev[i]);
   if (stream) cudaStreamDestroy(stream);
   if (handle) api.Destroy(handle);
   if (rc != 0) cudaGetLastError(); /* clear a non-sticky error, so later checks do not report it */
