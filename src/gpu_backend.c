@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cuda_host.h"
+#include "device_operands.h"
 #include "error.h"
 #include "event_timing.h"
 #include "numeric.h"
@@ -33,41 +34,6 @@ typedef struct device_buffers {
   void *o;                 /* bf16 */
   void *flush;             /* written before every run, so that no input is left in L2 */
 } device_buffers;
-
-static uint16_t *to_bf16(const float *x, size_t n) {
-  uint16_t *out = xmalloc(sizeof(uint16_t) * (n ? n : 1));
-#pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) out[i] = bf16_from_f32(x[i]);
-  return out;
-}
-
-static float *from_bf16(const uint16_t *x, size_t n) {
-  float *out = xmalloc(sizeof(float) * (n ? n : 1));
-#pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) out[i] = bf16_to_f32(x[i]);
-  return out;
-}
-
-static float *from_e4m3(const uint8_t *x, size_t n) {
-  float *out = xmalloc(sizeof(float) * (n ? n : 1));
-#pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) out[i] = e4m3_to_f32(x[i]);
-  return out;
-}
-
-/* Copies a device array of operands (bf16 or e4m3) back as f32 values. */
-static float *download_operands(const void *dev, size_t n, int fp8, char *err) {
-  size_t bytes = n * (fp8 ? 1 : 2);
-  void *host = xmalloc(bytes ? bytes : 1);
-  float *out = NULL;
-  cudaError_t e = cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
-  if (e != cudaSuccess)
-    err_set(err, "copying results back failed: %s", cudaGetErrorString(e));
-  else
-    out = fp8 ? from_e4m3(host, n) : from_bf16(host, n);
-  free(host);
-  return out;
-}
 
 static void free_buffers(device_buffers *d) {
   void *all[] = {d->q, d->k, d->v, d->q8, d->k8, d->v8, d->scales, d->amax, d->k_mean, d->v_mean, d->kbar, d->vbar,
@@ -169,13 +135,13 @@ static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_bu
   out->v_mean = xmalloc(sizeof(float) * (npooled ? npooled : 1));
   CUDA_GOTO(cudaMemcpy(out->k_mean, d->k_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
   CUDA_GOTO(cudaMemcpy(out->v_mean, d->v_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
-  if (!(out->kbar = download_operands(d->kbar, npooled, fp8, err))) return -1;
-  if (!(out->vbar = download_operands(d->vbar, npooled, fp8, err))) return -1;
-  if (!(out->o = download_operands(d->o, nq, 0, err))) return -1;
+  if (!(out->kbar = operands_download(d->kbar, npooled, fp8, err))) return -1;
+  if (!(out->vbar = operands_download(d->vbar, npooled, fp8, err))) return -1;
+  if (!(out->o = operands_download(d->o, nq, 0, err))) return -1;
   if (fp8) {
-    if (!(out->qo = download_operands(d->q8, nq, 1, err))) return -1;
-    if (!(out->ko = download_operands(d->k8, nk, 1, err))) return -1;
-    if (!(out->vo = download_operands(d->v8, nk, 1, err))) return -1;
+    if (!(out->qo = operands_download(d->q8, nq, 1, err))) return -1;
+    if (!(out->ko = operands_download(d->k8, nk, 1, err))) return -1;
+    if (!(out->vo = operands_download(d->v8, nk, 1, err))) return -1;
   }
   return 0;
 fail:
@@ -226,20 +192,9 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   CUDA_GOTO(cudaMalloc(&d.ws, d.ws_bytes + 16), fail);
   CUDA_GOTO(cudaMalloc(&d.o, nq * 2), fail);
   CUDA_GOTO(cudaMalloc(&d.flush, FLUSH_BYTES), fail);
-  {
-    uint16_t *h = to_bf16(pb->q, nq);
-    cudaError_t e = cudaMemcpy(d.q, h, nq * 2, cudaMemcpyHostToDevice);
-    free(h);
-    CUDA_GOTO(e, fail);
-    h = to_bf16(pb->k, nk);
-    e = cudaMemcpy(d.k, h, nk * 2, cudaMemcpyHostToDevice);
-    free(h);
-    CUDA_GOTO(e, fail);
-    h = to_bf16(pb->v, nk);
-    e = cudaMemcpy(d.v, h, nk * 2, cudaMemcpyHostToDevice);
-    free(h);
-    CUDA_GOTO(e, fail);
-  }
+  if (operands_upload(d.q, pb->q, nq, 0, err) != 0 || operands_upload(d.k, pb->k, nk, 0, err) != 0 ||
+      operands_upload(d.v, pb->v, nk, 0, err) != 0)
+    goto fail;
   if (forced) {
     csr_index c;
     ref_forced_index(pb, cfg->density, cfg->seed, &c);

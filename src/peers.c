@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "device_operands.h"
 #include "numeric.h"
 #include "peer_cudnn.h"
 #include "peer_torch.h"
@@ -58,9 +59,9 @@ void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char 
 
 static void skip(run_ctx *c, const char *name, const char *why) { peers_skip(c->skipped, c->nskipped, name, why); }
 
-/* Relative L2 error of o (bf16 or e4m3 codes, host copy) against dense causal attention on
-   the problem's operands, over sampled rows. */
-static double dense_error(const problem *pb, const void *o, int fp8) {
+/* Relative L2 error of o (values, [len, hq, dim]) against dense causal attention on the
+   problem's operands, over sampled rows. */
+static double dense_error(const problem *pb, const float *o) {
   const int dim = pb->p.dim;
   row_sample rows;
   sample_rows(pb, 256, 17, &rows);
@@ -68,10 +69,9 @@ static double dense_error(const problem *pb, const void *o, int fp8) {
   double *ref = xmalloc(sizeof(double) * (size_t)dim);
   for (int k = 0; k < rows.n; k++) {
     ref_full_row(pb, problem_operands(pb), rows.b[k], rows.i[k], rows.head[k], ref, NULL);
-    size_t at = ((size_t)rows.i[k] * pb->p.hq + rows.head[k]) * dim;
+    const float *got = o + ((size_t)rows.i[k] * pb->p.hq + rows.head[k]) * dim;
     for (int d = 0; d < dim; d++) {
-      double got = fp8 ? e4m3_to_f32(((const uint8_t *)o)[at + d]) : bf16_to_f32(((const uint16_t *)o)[at + d]);
-      diff += (got - ref[d]) * (got - ref[d]);
+      diff += (got[d] - ref[d]) * (got[d] - ref[d]);
       norm += ref[d] * ref[d];
     }
   }
@@ -82,19 +82,13 @@ static double dense_error(const problem *pb, const void *o, int fp8) {
 
 /* Operands of the problem as the device holds them: bf16, or e4m3 codes for FP8. */
 static void *upload(const float *x, size_t n, int fp8, char *err) {
-  size_t bytes = n * (fp8 ? 1 : 2);
-  void *host = xmalloc(bytes ? bytes : 1), *dev = NULL;
-  for (size_t i = 0; i < n; i++) {
-    if (fp8)
-      ((uint8_t *)host)[i] = e4m3_from_f32(x[i]);
-    else
-      ((uint16_t *)host)[i] = bf16_from_f32(x[i]);
-  }
-  cudaError_t e = cudaMalloc(&dev, bytes ? bytes : 1);
-  if (e == cudaSuccess) e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
-  free(host);
+  void *dev = NULL;
+  cudaError_t e = cudaMalloc(&dev, n * (fp8 ? 1 : 2) + 1);
   if (e != cudaSuccess) {
     err_set(err, "uploading the inputs: %s", cudaGetErrorString(e));
+    return NULL;
+  }
+  if (operands_upload(dev, x, n, fp8, err) != 0) {
     cudaFree(dev);
     return NULL;
   }
@@ -129,18 +123,17 @@ static void run_cudnn(run_ctx *c) {
   else if (v)
     err_set(err, "allocating the cuDNN peer's output failed");
   if (rc == 0) {
-    void *host = xmalloc(nq * (fp8 ? 1 : 2));
-    if (cudaMemcpy(host, o, nq * (fp8 ? 1 : 2), cudaMemcpyDeviceToHost) != cudaSuccess) {
-      err_set(err, "copying cuDNN's output back failed");
+    float *got = operands_download(o, nq, fp8, err);
+    if (!got) {
       rc = -1;
     } else {
-      double e = dense_error(pb, host, fp8), tol = fp8 ? 0.1 : 2e-2;
+      double e = dense_error(pb, got), tol = fp8 ? 0.1 : 2e-2;
       if (!(e <= tol)) {
         err_set(err, "output check failed: relative error %.3g over %.3g against the oracle", e, tol);
         rc = -1;
       }
     }
-    free(host);
+    free(got);
   }
   if (rc == 0 && *c->nout < PEERS_MAX) {
     peer_timing *t = &c->out[(*c->nout)++];

@@ -1,0 +1,14 @@
+/* Operand arrays between host f32 values and their device form: bf16, or e4m3 codes for FP8
+   (the values are expected to be representable: bf16-rounded or e4m3 code values). */
+#ifndef FP2_DEVICE_OPERANDS_H
+#define FP2_DEVICE_OPERANDS_H
+
+#include <stddef.h>
+
+/* Converts n values and copies them into the device array dev. 0, or -1 with err. */
+int operands_upload(void *dev, const float *x, size_t n, int fp8, char *err);
+
+/* Copies n device operands back as f32 values (the caller frees them); NULL with err. */
+float *operands_download(const void *dev, size_t n, int fp8, char *err);
+
+#endif
