@@ -28,6 +28,7 @@ void opts_defaults(fp2_opts *o) {
   o->density = -1.0;
   o->seed = 1;
   o->backend = BACKEND_AUTO;
+  o->trials = 5;
 }
 
 /* One term of a size: digits with an optional k (2^10) or m (2^20) suffix. */
@@ -415,6 +416,10 @@ int opts_validate(const fp2_opts *o, char *err) {
   }
   if (o->density >= 0.0 ? !(o->density > 0.0 && o->density <= 1.0) : o->density != -1.0) {
     err_set(err, "--density: %g is outside (0,1]", o->density);
+    return -1;
+  }
+  if (o->trials < 1) {
+    err_set(err, "--trials: %d is not positive", o->trials);
     return -1;
   }
   if (o->seed < 0) {

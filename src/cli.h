@@ -57,6 +57,7 @@ typedef struct fp2_opts {
   double density;    /* forced mask density in (0,1]; < 0 when off */
   int64_t seed;
   int backend;
+  int trials;        /* timed repetitions after one warm-up (gpu) */
   int kernel;        /* fp2_kernel: the gpu attention kernel */
   const char *out;   /* JSON destination; NULL: none, "-": stdout */
   /* Which options were given: a recorded file must agree with them, and grids such as
@@ -94,7 +95,7 @@ void opts_defaults(fp2_opts *o);
   {"--data", OPT_STRING, &(o)->data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
    &(o)->data_given},                                                                                 \
   {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed (inputs and masks)"}
-#define OPT_TRIALS(t) {"--trials", OPT_INT, (t), "N", "timed repetitions after one warm-up (gpu)"}
+#define OPT_TRIALS(o) {"--trials", OPT_INT, &(o)->trials, "N", "timed repetitions after one warm-up (gpu)"}
 #define OPTS_RUN(o)                                                         \
   {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \
   {"--kernel", OPT_CHOICE, &(o)->kernel, KERNEL_CHOICES,                              \

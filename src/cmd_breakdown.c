@@ -14,7 +14,7 @@
 
 typedef struct breakdown_args {
   fp2_opts o;
-  int trials, backend;
+  int backend;
 } breakdown_args;
 
 static int run_length(const breakdown_args *a, const data_source *src, int64_t len, report *rep, FILE *txt) {
@@ -26,13 +26,13 @@ static int run_length(const breakdown_args *a, const data_source *src, int64_t l
   pipeline_config cfg = {.density = o.density, .seed = (uint64_t)o.seed, .attend = 1};
   pipeline_result on, off;
   pb.p.correction = 1;
-  if (backend_pipeline(a->backend, &pb, &cfg, a->trials, &on, err) != 0) {
+  if (backend_pipeline(a->backend, &pb, &cfg, a->o.trials, &on, err) != 0) {
     fail("breakdown: %s", err);
     problem_free(&pb);
     return EXIT_RUNTIME;
   }
   pb.p.correction = 0;
-  if (backend_pipeline(a->backend, &pb, &cfg, a->trials, &off, err) != 0) {
+  if (backend_pipeline(a->backend, &pb, &cfg, a->o.trials, &off, err) != 0) {
     fail("breakdown: %s", err);
     pipeline_result_free(&on);
     problem_free(&pb);
@@ -69,7 +69,7 @@ static int run_length(const breakdown_args *a, const data_source *src, int64_t l
 }
 
 int cmd_breakdown(int argc, char **argv) {
-  breakdown_args a = {.trials = 5};
+  breakdown_args a = {0};
   opts_defaults(&a.o);
   a.o.lens.n = 6;
   for (int i = 0; i < 6; i++) a.o.lens.v[i] = (int64_t)4096 << i;
@@ -78,7 +78,7 @@ int cmd_breakdown(int argc, char **argv) {
       OPTS_SELECT(&a.o),
       OPTS_DATA(&a.o),
       OPTS_RUN(&a.o),
-      OPT_TRIALS(&a.trials),
+      OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "breakdown [options]",
                      "Time of each stage of the sparse pass per length: quantisation (FP8), pooling,\n"
@@ -88,10 +88,6 @@ int cmd_breakdown(int argc, char **argv) {
   if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
   if ((rc = experiment_setup("breakdown", &a.o, &src))) return rc;
-  if (a.trials < 1) {
-    fail("breakdown: --trials: %d is not positive", a.trials);
-    return EXIT_USAGE;
-  }
   a.backend = experiment_backend("breakdown", &a.o);
   if (a.backend < 0) return -a.backend;
   FILE *txt = experiment_text(&a.o);

@@ -14,7 +14,7 @@
 typedef struct chunked_args {
   fp2_opts o;
   size_list chunks;
-  int trials, backend;
+  int backend;
 } chunked_args;
 
 typedef struct pass_total {
@@ -25,7 +25,7 @@ typedef struct pass_total {
 static int one_pass(const chunked_args *a, problem *pb, pass_total *t, char *err) {
   pipeline_config cfg = {.density = a->o.density, .seed = (uint64_t)a->o.seed, .attend = 1};
   pipeline_result r;
-  if (backend_pipeline(a->backend, pb, &cfg, a->trials, &r, err) != 0) return -1;
+  if (backend_pipeline(a->backend, pb, &cfg, a->o.trials, &r, err) != 0) return -1;
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
   t->index_ms += r.ms_quant + r.ms_pool + r.ms_select;
@@ -69,13 +69,14 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
 }
 
 int cmd_chunked(int argc, char **argv) {
-  chunked_args a = {.chunks = {2, {8192, 16384}}, .trials = 3};
+  chunked_args a = {.chunks = {2, {8192, 16384}}};
   opts_defaults(&a.o);
+  a.o.trials = 3; /* each pass is timed; the chunked mode runs several */
   a.o.lens.v[0] = 65536;
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
       {"--chunk", OPT_SIZE_LIST, &a.chunks, "C[,C...]", "query chunk sizes"},
-      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions of each pass after one warm-up (gpu)"},
+      OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "chunked [options]",
                      "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
@@ -89,8 +90,8 @@ int cmd_chunked(int argc, char **argv) {
       fail("chunked: --chunk: %lld is outside 1..16m", (long long)a.chunks.v[i]);
       return EXIT_USAGE;
     }
-  if (a.o.lens.n != 1 || a.o.batch != 1 || a.trials < 1) {
-    fail("chunked: --len takes one length, --batch must be 1 and --trials positive");
+  if (a.o.lens.n != 1 || a.o.batch != 1) {
+    fail("chunked: --len takes one length and --batch must be 1");
     return EXIT_USAGE;
   }
   a.backend = experiment_backend("chunked", &a.o);

@@ -13,14 +13,14 @@
 typedef struct correction_args {
   fp2_opts o;
   double_list sparsity;
-  int dtypes, trials, backend;
+  int dtypes, backend;
 } correction_args;
 
 static int attend_times(const correction_args *a, problem *pb, double density, int correction, pipeline_result *r,
                         char *err) {
   pipeline_config cfg = {.density = density, .seed = (uint64_t)a->o.seed, .attend = 1};
   pb->p.correction = correction;
-  return backend_pipeline(a->backend, pb, &cfg, a->trials, r, err);
+  return backend_pipeline(a->backend, pb, &cfg, a->o.trials, r, err);
 }
 
 static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype dt, report *rep, FILE *txt) {
@@ -74,7 +74,7 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
 }
 
 int cmd_correction(int argc, char **argv) {
-  correction_args a = {.sparsity = {10, {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}, .dtypes = 2, .trials = 5};
+  correction_args a = {.sparsity = {10, {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}, .dtypes = 2};
   opts_defaults(&a.o);
   a.o.lens.v[0] = 65536;
   const opt_spec specs[] = {
@@ -84,7 +84,7 @@ int cmd_correction(int argc, char **argv) {
       OPTS_BLOCKS(&a.o),
       OPTS_MASKED_DATA(&a.o),
       OPTS_RUN(&a.o),
-      OPT_TRIALS(&a.trials),
+      OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "correction [options]",
                      "The cost of the mean correction (paper Fig. 6): sparse attention with and without it\n"
@@ -98,8 +98,8 @@ int cmd_correction(int argc, char **argv) {
       fail("correction: --sparsity: %g is outside [0,1)", a.sparsity.v[i]);
       return EXIT_USAGE;
     }
-  if (a.o.lens.n != 1 || a.trials < 1) {
-    fail("correction: --len takes one length; --trials must be positive");
+  if (a.o.lens.n != 1) {
+    fail("correction: --len takes one length");
     return EXIT_USAGE;
   }
   a.backend = experiment_backend("correction", &a.o);

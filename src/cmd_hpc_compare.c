@@ -22,7 +22,7 @@
 typedef struct hpc_args {
   fp2_opts o;
   double_list densities;
-  int trials, backend;
+  int backend;
 } hpc_args;
 
 typedef struct index_bytes {
@@ -61,7 +61,7 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
   pipeline_result r;
   char err[ERR_LEN];
   if (gpu) {
-    if (backend_pipeline(a->backend, pb, &cfg, a->trials, &r, err) != 0) {
+    if (backend_pipeline(a->backend, pb, &cfg, a->o.trials, &r, err) != 0) {
       fail("hpc-compare: %s", err);
       return EXIT_RUNTIME;
     }
@@ -98,7 +98,7 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
 }
 
 int cmd_hpc_compare(int argc, char **argv) {
-  hpc_args a = {.densities = {8, {1, 0.9, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05}}, .trials = 5};
+  hpc_args a = {.densities = {8, {1, 0.9, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05}}};
   opts_defaults(&a.o);
   a.o.lens.v[0] = 65536;
   a.o.dtype = FP2_FP8;
@@ -108,7 +108,7 @@ int cmd_hpc_compare(int argc, char **argv) {
       OPTS_BLOCKS(&a.o),
       OPTS_MASKED_DATA(&a.o),
       OPTS_RUN(&a.o),
-      OPT_TRIALS(&a.trials),
+      OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "hpc-compare [options]",
                      "Our CSR block index against HPC-Ops' dense per-head block mask (paper Fig. 5,\n"
@@ -125,8 +125,8 @@ int cmd_hpc_compare(int argc, char **argv) {
       fail("hpc-compare: --densities: %g is outside (0,1]", a.densities.v[i]);
       return EXIT_USAGE;
     }
-  if (a.o.lens.n != 1 || a.trials < 1) {
-    fail("hpc-compare: --len takes one length; --trials must be positive");
+  if (a.o.lens.n != 1) {
+    fail("hpc-compare: --len takes one length");
     return EXIT_USAGE;
   }
   a.backend = experiment_backend("hpc-compare", &a.o);

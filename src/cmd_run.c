@@ -18,7 +18,6 @@ typedef struct run_args {
   fp2_opts o;
   const char *dump;
   int rows;
-  int trials;
 } run_args;
 
 static void print_summary(FILE *f, const pipeline_result *r, const density_stats *d, const quality *q,
@@ -72,13 +71,13 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
 }
 
 int cmd_run(int argc, char **argv) {
-  run_args a = {.dump = NULL, .rows = 64, .trials = 5};
+  run_args a = {.dump = NULL, .rows = 64};
   opts_defaults(&a.o);
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
       {"--dump", OPT_STRING, &a.dump, "OUT.safetensors", "write o, k_mean, v_mean, csr_offsets, csr_indices, score"},
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
-      OPT_TRIALS(&a.trials),
+      OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "run [options]",
                      "One forward pass (pool, select, attend) on one source: density, stage times,\n"
@@ -101,10 +100,6 @@ int cmd_run(int argc, char **argv) {
     a.o.lens.v[0] = 1024;
     fprintf(stderr, "fp2bench: run: no GPU found: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n");
   }
-  if (a.trials < 1) {
-    fail("run: --trials: %d is not positive", a.trials);
-    return EXIT_USAGE;
-  }
 
   problem pb;
   const int gpu = backend == BACKEND_GPU;
@@ -123,7 +118,7 @@ int cmd_run(int argc, char **argv) {
                          .prob = PROB_EXACT};
   pipeline_result r;
   char err[ERR_LEN];
-  if (backend_pipeline(backend, &pb, &cfg, a.trials, &r, err) != 0) {
+  if (backend_pipeline(backend, &pb, &cfg, a.o.trials, &r, err) != 0) {
     fail("run: gpu: %s", err);
     problem_free(&pb);
     return EXIT_RUNTIME;

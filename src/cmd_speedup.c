@@ -21,7 +21,6 @@ typedef struct speedup_args {
   int backend;
   int dtypes; /* --dtype: 0 bf16, 1 fp8, 2 both */
   const char *peers;
-  int trials;
 } speedup_args;
 
 /* One baseline's times for a length and dtype. */
@@ -112,7 +111,7 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
   baseline b[1 + PEERS_MAX];
   peer_skip skipped[PEERS_MAX];
   int nb = 0, nskipped = 0;
-  if (backend_pipeline(a->backend, &pb, &cfg, a->trials, &r, err) != 0) {
+  if (backend_pipeline(a->backend, &pb, &cfg, a->o.trials, &r, err) != 0) {
     fail("speedup: %s", err);
     problem_free(&pb);
     return EXIT_RUNTIME;
@@ -120,7 +119,7 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
   density_stats d;
   density_measure(&pb, &r.index, pb.p.correction, &d);
   rc = EXIT_OK;
-  if (own_dense(a->backend, &pb, a->trials, &b[nb], err) != 0) {
+  if (own_dense(a->backend, &pb, a->o.trials, &b[nb], err) != 0) {
     fail("speedup: dense: %s", err);
     rc = EXIT_RUNTIME;
   } else {
@@ -128,7 +127,7 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
   }
   peer_timing pt[PEERS_MAX];
   int npt = rc == EXIT_OK && a->backend == BACKEND_GPU
-                ? peers_run(a->peers, &pb, &r.index, a->trials, pt, skipped, &nskipped)
+                ? peers_run(a->peers, &pb, &r.index, a->o.trials, pt, skipped, &nskipped)
                 : 0;
   for (int i = 0; i < npt; i++) {
     memcpy(b[nb].name, pt[i].name, sizeof b[nb].name);
@@ -152,7 +151,7 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
 }
 
 int cmd_speedup(int argc, char **argv) {
-  speedup_args a = {.dtypes = 0, .peers = PEERS_DEFAULT, .trials = 5};
+  speedup_args a = {.dtypes = 0, .peers = PEERS_DEFAULT};
   opts_defaults(&a.o);
   a.o.lens.n = 6;
   for (int i = 0; i < 6; i++) a.o.lens.v[i] = (int64_t)4096 << i;
@@ -163,7 +162,7 @@ int cmd_speedup(int argc, char **argv) {
       OPTS_DATA(&a.o),
       OPTS_RUN(&a.o),
       {"--peers", OPT_STRING, &a.peers, "LIST", "dense peers to time beside ours: " PEERS_CHOICES " or none"},
-      {"--trials", OPT_INT, &a.trials, "N", "timed repetitions after one warm-up"},
+      OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "speedup [options]",
                      "Operator speedup of the sparse pass (index stage + sparse attention) over dense\n"
@@ -174,10 +173,6 @@ int cmd_speedup(int argc, char **argv) {
   if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
   if ((rc = experiment_setup("speedup", &a.o, &src))) return rc;
-  if (a.trials < 1) {
-    fail("speedup: --trials: %d is not positive", a.trials);
-    return EXIT_USAGE;
-  }
   char err[ERR_LEN];
   if (peers_parse(a.peers, err) != 0) {
     fail("speedup: --peers: %s", err);

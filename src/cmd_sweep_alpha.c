@@ -18,7 +18,7 @@ typedef struct sweep_args {
   fp2_opts o;
   double_list alphas;
   int dtypes; /* 0 bf16, 1 fp8, 2 both */
-  int rows, trials, backend;
+  int rows, backend;
 } sweep_args;
 
 typedef struct sweep_point {
@@ -35,7 +35,7 @@ static int measure(const sweep_args *a, problem *pb, const row_sample *rows, con
                          .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result off;
   pb->p.correction = 1;
-  if (backend_pipeline(a->backend, pb, &cfg, a->trials, &out->r, err) != 0) return -1;
+  if (backend_pipeline(a->backend, pb, &cfg, a->o.trials, &out->r, err) != 0) return -1;
   pb->p.correction = 0;
   int rc = backend_pipeline(a->backend, pb, &cfg, 1, &off, err);
   pb->p.correction = 1;
@@ -130,7 +130,7 @@ static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt
 }
 
 int cmd_sweep_alpha(int argc, char **argv) {
-  sweep_args a = {.alphas = {5, {0.2, 0.1, 0.05, 0.025, 0.0125}}, .dtypes = 2, .rows = 256, .trials = 5};
+  sweep_args a = {.alphas = {5, {0.2, 0.1, 0.05, 0.025, 0.0125}}, .dtypes = 2, .rows = 256};
   opts_defaults(&a.o);
   a.o.lens.v[0] = 65536;
   const opt_spec specs[] = {
@@ -141,7 +141,7 @@ int cmd_sweep_alpha(int argc, char **argv) {
       OPTS_DATA(&a.o),
       OPTS_RUN(&a.o),
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
-      OPT_TRIALS(&a.trials),
+      OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "sweep-alpha [options]",
                      "Sweep the threshold alpha (paper Tab. 9): density, time, relative L2 error against\n"
@@ -156,8 +156,8 @@ int cmd_sweep_alpha(int argc, char **argv) {
       fail("sweep-alpha: --alpha: %g is outside [0,1]", a.alphas.v[i]);
       return EXIT_USAGE;
     }
-  if (a.o.lens.n != 1 || a.rows < 1 || a.trials < 1) {
-    fail("sweep-alpha: --len takes one length; --rows and --trials must be positive");
+  if (a.o.lens.n != 1 || a.rows < 1) {
+    fail("sweep-alpha: --len takes one length; --rows must be positive");
     return EXIT_USAGE;
   }
   a.backend = experiment_backend("sweep-alpha", &a.o);
