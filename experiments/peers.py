@@ -440,8 +440,7 @@ class Context:
                            f"query head {int(self.head[bad])}")
         diff = got - ref
         rel = float(diff.norm() / ref.norm().clamp_min(1e-300))
-        per_row = diff.norm(dim=1) / ref.norm(dim=1).clamp_min(1e-300)
-        per_row = torch.where(diff.norm(dim=1) == 0, torch.zeros_like(per_row), per_row)
+        per_row = diff.norm(dim=1) / ref.norm(dim=1).clamp_min(1e-300)  # 0 where both are 0
         return rel, float(per_row.max()), n
 
 
@@ -455,7 +454,7 @@ def sample_rows(L, hq, n, seed, device):
     elif n == 0:
         flat = torch.empty(0, dtype=torch.int64)
     else:
-        ends = [0 * hq + int(torch.randint(hq, (1,), generator=gen)),
+        ends = [int(torch.randint(hq, (1,), generator=gen)),
                 (L - 1) * hq + int(torch.randint(hq, (1,), generator=gen))]
         ends = list(dict.fromkeys(ends))[:n]
         rest = torch.randperm(total, generator=gen)[: n + len(ends)]
@@ -529,7 +528,7 @@ def sdpa_setup(ctx, backend_name, gqa):
     return fn, {"backend": f"SDPBackend.{backend_name}", "gqa": gqa}, lambda: sdpa_kernel(backend)
 
 
-def flex_setup(ctx, budget=MASK_BUDGET):
+def flex_setup(ctx):
     import torch
     try:
         from torch.nn.attention.flex_attention import flex_attention
@@ -538,7 +537,7 @@ def flex_setup(ctx, budget=MASK_BUDGET):
     prob = ctx.prob
     t0 = time.perf_counter()
     mask_mod = index_mask_mod(ctx.allowed, prob.g, prob.qtile, prob.block)
-    bm, calls = build_block_mask(mask_mod, prob.hq, prob.L, ctx.q4.device, budget)
+    bm, calls = build_block_mask(mask_mod, prob.hq, prob.L, ctx.q4.device)
     torch.cuda.synchronize()
     mask_s = time.perf_counter() - t0
     compiled = torch.compile(flex_attention, dynamic=False)

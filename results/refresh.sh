@@ -27,9 +27,8 @@ esac
 build=${2:-build}
 bin=$build/fp2bench
 [ -x "$bin" ] || { echo "refresh.sh: no $bin (build first: cmake -B $build -G Ninja && cmake --build $build)" >&2; exit 2; }
-gpu=$("$bin" info 2>/dev/null | sed -n 's/^  name *//p' | head -1)
-[ -n "$gpu" ] || { echo "refresh.sh: no GPU found" >&2; exit 77; }
-slug=$(echo "${gpu##* }" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-')
+. tests/lib/gpu_slug.sh
+slug=$(gpu_slug "$bin") || { echo "refresh.sh: no GPU found" >&2; exit 77; }
 out=${3:-results/$slug}
 mkdir -p "$out"
 log=$out/$stage.log
@@ -74,7 +73,7 @@ case $stage in
 esac
 
 {
-  echo "=== summary of $stage on $gpu"
+  echo "=== summary of $stage on $slug"
   printf '%s\n' "${summary[@]}"
 } | tee -a "$log"
 for s in "${summary[@]}"; do [ "${s##* }" = 0 ] || exit 1; done

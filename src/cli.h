@@ -85,16 +85,16 @@ void opts_defaults(fp2_opts *o);
   {"--recent", OPT_INT, &(o)->recent, "N", "last tiles of a sequence kept dense"},           \
   {"--no-correction", OPT_FLAG, &(o)->no_correction, NULL, "drop unselected blocks (no mean correction)", \
    &(o)->correction_given}
-#define OPTS_DATA(o)                                                                                 \
+#define OPT_DATA(o)                                                                                  \
   {"--data", OPT_STRING, &(o)->data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
-   &(o)->data_given},                                                                                 \
+   &(o)->data_given}
+#define OPTS_DATA(o)                                                                                 \
+  OPT_DATA(o),                                                                                       \
   {"--density", OPT_DOUBLE, &(o)->density, "X", "force a random block mask of density X (off: score)"},  \
   {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed"}
 /* The data and seed rows of experiments over forced block masks (the seed draws both). */
-#define OPTS_MASKED_DATA(o)                                                                          \
-  {"--data", OPT_STRING, &(o)->data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
-   &(o)->data_given},                                                                                 \
-  {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed (inputs and masks)"}
+#define OPTS_MASKED_DATA(o) \
+  OPT_DATA(o), {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed (inputs and masks)"}
 #define OPT_TRIALS(o) {"--trials", OPT_INT, &(o)->trials, "N", "timed repetitions after one warm-up (gpu)"}
 #define OPTS_RUN(o)                                                         \
   {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \

@@ -6,9 +6,8 @@
 set -u
 bin=$1
 root=${FP2_SOURCE_DIR:-$(dirname "$0")/..}
-gpu=$("$bin" info 2>/dev/null | sed -n 's/^  name *//p' | head -1)
-[ -n "$gpu" ] || { echo "perf_regress.sh: no GPU: skipped"; exit 77; }
-slug=$(echo "${gpu##* }" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-')
+. "$root/tests/lib/gpu_slug.sh"
+slug=$(gpu_slug "$bin") || { echo "perf_regress.sh: no GPU: skipped"; exit 77; }
 shopt -s nullglob
 baselines=("$root/results/$slug"/baseline-*.json)
 [ ${#baselines[@]} -gt 0 ] || { echo "perf_regress.sh: no baseline in results/$slug: skipped"; exit 77; }

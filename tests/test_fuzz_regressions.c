@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
+#include "report.h"
 #include "testing.h"
 
 #define LLVMFuzzerTestOneInput fuzz_safetensors_one
@@ -53,24 +55,13 @@ static int run_folder(const char *rel, int must_exist, int (*one)(const uint8_t 
   for (int i = 0; i < n; i++) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    FILE *f = fopen(path, "rb");
-    EXPECT_MSG(f != NULL, "cannot open '%s'", path);
-    if (f) {
-      uint8_t *buf = NULL;
-      size_t len = 0, cap_bytes = 0, got;
-      do {
-        if (len == cap_bytes) {
-          cap_bytes = cap_bytes ? 2 * cap_bytes : 4096;
-          buf = realloc(buf, cap_bytes);
-          if (!buf) abort();
-        }
-        got = fread(buf + len, 1, cap_bytes - len, f);
-        len += got;
-      } while (got > 0);
-      EXPECT_MSG(!ferror(f), "cannot read '%s'", path);
-      fclose(f);
+    size_t len = 0;
+    char err[ERR_LEN];
+    char *buf = read_text_file(path, &len, err);
+    EXPECT_MSG(buf != NULL, "%s", err);
+    if (buf) {
       fprintf(stderr, "%s (%zu bytes)\n", path, len); /* the culprit, should one abort */
-      one(buf, len);
+      one((const uint8_t *)buf, len);
       free(buf);
     }
     free(names[i]);

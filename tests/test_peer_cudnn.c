@@ -207,11 +207,11 @@ static void test_library(void) {
   double ms[1];
   char err[ERR_LEN] = "";
   EXPECT(peer_cudnn_attention(&p, 128, NULL, NULL, NULL, NULL, 1, ms, err) == -1);
-  EXPECT_MSG(strstr(err, "FP2_CUDNN_LIB") != NULL || strstr(err, "without cuDNN headers") != NULL, "err: %s", err);
+  EXPECT_MSG(strstr(err, "FP2_CUDNN_LIB") != NULL, "err: %s", err);
   /* A library that is not cuDNN is named as such. */
   setenv("FP2_CUDNN_LIB", "libm.so.6", 1);
   EXPECT(peer_cudnn_available(why) == 0);
-  EXPECT_MSG(strstr(why, "unusable") != NULL || strstr(why, "without cuDNN headers") != NULL, "why: %s", why);
+  EXPECT_MSG(strstr(why, "unusable") != NULL, "why: %s", why); /* headerless builds returned above */
   EXPECT(peer_cudnn_version() == 0);
 
   /* FP2_CUDNN_LIB as the library's file or its directory (as pip's nvidia/cudnn/lib). */
@@ -237,7 +237,6 @@ static void test_library(void) {
   fprintf(stderr, "test_peer_cudnn: cuDNN %ld from %s\n", peer_cudnn_version(), peer_cudnn_path());
   /* Without a GPU, running the peer fails with the reason, and nothing crashes. */
   if (gpu_count() == 0) {
-    p = (fp2_params){.hq = 8, .hkv = 2, .dim = 128, .dtype = FP2_BF16};
     EXPECT(peer_cudnn_attention(&p, 128, NULL, NULL, NULL, NULL, 1, ms, err) == -1);
     EXPECT_MSG(err[0] != '\0', "no reason");
     fprintf(stderr, "test_peer_cudnn: without a GPU the peer says: %s\n", err);

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "numeric.h"
 #include "qkv_file.h"
+#include "report.h"
 #include "safetensors.h"
 #include "testing.h"
 
@@ -68,22 +69,6 @@ static void write_raw(const char *path, uint64_t len_field, const char *header, 
   EXPECT(fclose(f) == 0);
 }
 
-/* The whole file in a malloc'd buffer, or NULL. */
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  *size = (size_t)ftell(f);
-  rewind(f);
-  unsigned char *buf = malloc(*size ? *size : 1);
-  if (buf && fread(buf, 1, *size, f) != *size) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  return buf;
-}
-
 /* The message must be one non-empty line that names the file. */
 static void expect_message(const char *err, const char *path, const char *what) {
   EXPECT_MSG(err[0] != '\0', "%s: empty message", what);
@@ -132,7 +117,8 @@ static void test_round_trip(void) {
 
   /* The header length is a multiple of 8 and the data follows it in the given order. */
   size_t size = 0;
-  unsigned char *raw = read_file(path, &size);
+  char read_err[ERR_LEN];
+  unsigned char *raw = (unsigned char *)read_text_file(path, &size, read_err);
   EXPECT(raw && size >= 8);
   if (raw && size >= 8) {
     uint64_t header_len = 0;
