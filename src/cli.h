@@ -67,6 +67,9 @@ typedef struct fp2_opts {
 
 void opts_defaults(fp2_opts *o);
 
+/* "bf16" or "fp8", as options take them and results record them. */
+static inline const char *dtype_name(int dtype) { return dtype == FP2_FP8 ? "fp8" : "bf16"; }
+
 /* Spec rows for the shared options, to place inside a command's spec table. */
 #define OPTS_SIZES(o)                                                                        \
   {"--len", OPT_SIZE_LIST, &(o)->lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->len_given}, \

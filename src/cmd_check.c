@@ -146,7 +146,7 @@ static void run_case(const check_args *a, int backend, const check_case *c, uint
 
 static void print_case(FILE *f, const check_case *c, const case_result *r) {
   fprintf(f, "%7lld %5d:%-2d %-12s %-4s %-4s %8lld %6lld %9.2g %5lld %7d %9.3g %9.3g %9.3g  %s\n", (long long)c->len,
-          c->hq, c->hkv, c->data, c->dtype == FP2_FP8 ? "fp8" : "bf16", c->correction ? "on" : "off",
+          c->hq, c->hkv, c->data, dtype_name(c->dtype), c->correction ? "on" : "off",
           (long long)r->index.blocks, (long long)r->index.flips, r->index.worst_flip, (long long)r->index.mismatches,
           r->out.rows, r->out.err, r->out.bound, r->out.rel_l2, r->ok ? "ok" : "FAIL");
 }
@@ -157,7 +157,7 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
   report_put_number(row, "hq", c->hq);
   report_put_number(row, "hkv", c->hkv);
   report_put_string(row, "data", c->data);
-  report_put_string(row, "dtype", c->dtype == FP2_FP8 ? "fp8" : "bf16");
+  report_put_string(row, "dtype", dtype_name(c->dtype));
   report_put(row, "correction", cJSON_CreateBool(c->correction));
   report_put_number(row, "index_blocks", (double)r->index.blocks);
   report_put_number(row, "index_flips", (double)r->index.flips);

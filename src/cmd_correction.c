@@ -33,7 +33,7 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
   char err[ERR_LEN];
   for (int i = 0; i < a->sparsity.n && rc == EXIT_OK; i++) {
     const double density = 1.0 - a->sparsity.v[i];
-    fprintf(stderr, "fp2bench: correction: %s, sparsity %g\n", dt == FP2_FP8 ? "fp8" : "bf16", a->sparsity.v[i]);
+    fprintf(stderr, "fp2bench: correction: %s, sparsity %g\n", dtype_name(dt), a->sparsity.v[i]);
     pipeline_result on, off;
     if (attend_times(a, &pb, density, 1, &on, err) != 0) {
       fail("correction: %s", err);
@@ -49,14 +49,14 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
     density_stats d;
     density_measure(&pb, &on.index, 1, &d);
     const double extra = on.ms_attend - off.ms_attend;
-    fprintf(txt, "%-5s %8.0f%% %9.2f%% %12.3f %12.3f %10.3f %9.1f%%\n", dt == FP2_FP8 ? "fp8" : "bf16",
+    fprintf(txt, "%-5s %8.0f%% %9.2f%% %12.3f %12.3f %10.3f %9.1f%%\n", dtype_name(dt),
             100 * a->sparsity.v[i], 100 * density_overall(&d), on.ms_attend, off.ms_attend, extra,
             100 * extra / off.ms_attend);
     fflush(txt);
     if (rep) {
       cJSON *row = report_add_row(rep);
       report_put_number(row, "len", (double)len);
-      report_put_string(row, "dtype", dt == FP2_FP8 ? "fp8" : "bf16");
+      report_put_string(row, "dtype", dtype_name(dt));
       report_put_number(row, "sparsity", a->sparsity.v[i]);
       report_put_number(row, "density", density_overall(&d));
       report_add_times(row, "attend_corrected", on.t_attend, on.trials);

@@ -105,7 +105,7 @@ int cmd_run(int argc, char **argv) {
   const int gpu = backend == BACKEND_GPU;
   if ((rc = experiment_problem("run", &src, &a.o, a.o.lens.v[0], gpu, &pb))) return rc;
   fprintf(stderr, "fp2bench: run: %s, len %d, batch %d, heads %d:%d, dim %d, %s, %s\n", source_name(&src), pb.lq[0],
-          pb.batch, pb.p.hq, pb.p.hkv, pb.p.dim, a.o.dtype == FP2_FP8 ? "fp8" : "bf16",
+          pb.batch, pb.p.hq, pb.p.hkv, pb.p.dim, dtype_name(a.o.dtype),
           gpu ? "gpu backend" : "cpu backend (fp64 oracle)");
   int64_t score_elems = (int64_t)pb.p.hkv * pb.cu_tiles[1] * pb.cu_blocks[1];
   pipeline_config cfg = {.density = a.o.density,

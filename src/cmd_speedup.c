@@ -39,7 +39,7 @@ static void print_header(FILE *f) {
 static void print_row(FILE *f, int64_t len, fp2_dtype dt, double density, double index_ms, double sparse_ms,
                       double sparse_tf, const baseline *b, int nb) {
   double total = index_ms + sparse_ms;
-  fprintf(f, "%7lld %-5s %7.2f%% %9.3f %9.3f %9.3f %10.1f ", (long long)len, dt == FP2_FP8 ? "fp8" : "bf16",
+  fprintf(f, "%7lld %-5s %7.2f%% %9.3f %9.3f %9.3f %10.1f ", (long long)len, dtype_name(dt),
           100 * density, index_ms, sparse_ms, total, sparse_tf);
   for (int i = 0; i < nb; i++)
     fprintf(f, " %s %.3f (%.0f) %.1fx", b[i].name, b[i].median_ms, b[i].tflops, b[i].median_ms / total);
@@ -51,7 +51,7 @@ static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats 
   cJSON *row = report_add_row(rep);
   const double index_ms = r->ms_quant + r->ms_pool + r->ms_select, total = index_ms + r->ms_attend;
   report_put_number(row, "len", (double)len);
-  report_put_string(row, "dtype", dt == FP2_FP8 ? "fp8" : "bf16");
+  report_put_string(row, "dtype", dtype_name(dt));
   report_put_number(row, "density", density_overall(d));
   report_add_times(row, "quantise", r->t_quant, r->trials);
   report_add_times(row, "pool", r->t_pool, r->trials);
@@ -194,7 +194,7 @@ int cmd_speedup(int argc, char **argv) {
   for (int di = 0; di < 2 && rc == EXIT_OK; di++) {
     if (a.dtypes != 2 && a.dtypes != di) continue;
     for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
-      fprintf(stderr, "fp2bench: speedup: %s, len %lld\n", di ? "fp8" : "bf16", (long long)a.o.lens.v[li]);
+      fprintf(stderr, "fp2bench: speedup: %s, len %lld\n", dtype_name(di), (long long)a.o.lens.v[li]);
       rc = run_length(&a, &src, a.o.lens.v[li], (fp2_dtype)di, rep, txt);
     }
   }

@@ -66,7 +66,7 @@ static int needles(const sweep_args *a, problem *niah, sweep_point *out, char *e
 static void print_point(FILE *f, fp2_dtype dt, double alpha, const sweep_point *s) {
   char needle[16] = "-";
   if (s->needle_rows) snprintf(needle, sizeof needle, "%.1f%%", 100 * s->needle);
-  fprintf(f, "%-5s %7.4f %8.2f%% %10.3f %12.4f %12.4f %9.2f%% %8s\n", dt == FP2_FP8 ? "fp8" : "bf16", alpha,
+  fprintf(f, "%-5s %7.4f %8.2f%% %10.3f %12.4f %12.4f %9.2f%% %8s\n", dtype_name(dt), alpha,
           100 * s->density, s->r.ms_quant + s->r.ms_pool + s->r.ms_select + s->r.ms_attend, s->with.err,
           s->without.err, 100 * s->with.mass_recall, needle);
 }
@@ -74,7 +74,7 @@ static void print_point(FILE *f, fp2_dtype dt, double alpha, const sweep_point *
 static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, const sweep_point *s) {
   cJSON *row = report_add_row(rep);
   report_put_number(row, "len", (double)len);
-  report_put_string(row, "dtype", dt == FP2_FP8 ? "fp8" : "bf16");
+  report_put_string(row, "dtype", dtype_name(dt));
   report_put_number(row, "alpha", alpha);
   report_put_number(row, "density", s->density);
   report_add_times(row, "quantise", s->r.t_quant, s->r.trials);
@@ -110,7 +110,7 @@ static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt
   char err[ERR_LEN];
   for (int i = 0; i < a->alphas.n && rc == EXIT_OK; i++) {
     pb.p.alpha = niah.p.alpha = (float)a->alphas.v[i];
-    fprintf(stderr, "fp2bench: sweep-alpha: %s, alpha %g\n", dt == FP2_FP8 ? "fp8" : "bf16", a->alphas.v[i]);
+    fprintf(stderr, "fp2bench: sweep-alpha: %s, alpha %g\n", dtype_name(dt), a->alphas.v[i]);
     sweep_point s;
     if (measure(a, &pb, &rows, &ref, &s, err) != 0 || needles(a, &niah, &s, err) != 0) {
       fail("sweep-alpha: %s", err);

@@ -53,7 +53,7 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
   report_put_number(config, "hkv", o->hkv);
   report_put_number(config, "dim", o->dim);
   report_put_number(config, "batch", o->batch);
-  report_put_string(config, "dtype", o->dtype == FP2_FP8 ? "fp8" : "bf16");
+  report_put_string(config, "dtype", dtype_name(o->dtype));
   report_put_number(config, "alpha", (float)o->alpha);
   report_put_number(config, "block", o->block);
   report_put_number(config, "qtile", o->qtile);
