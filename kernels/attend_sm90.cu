@@ -23,6 +23,7 @@
 #include "attend_sm90.h"
 #include "cuda_check.h"
 #include "online_softmax.cuh"
+#include "sm90_shape.h"
 #include "sm90_tile.cuh"
 #include "tensor_map.h"
 #include "tile_mma.cuh"
@@ -30,8 +31,9 @@
 namespace fp2 {
 namespace {
 
-constexpr int kD = 128;                       /* head dim */
+constexpr int kD = FP2_SM90_DIM;              /* head dim */
 constexpr int kKeys = kTileRowsSm90;          /* keys (or pooled vectors) per item: one tile */
+static_assert(kTileRowsSm90 == FP2_SM90_TILE, "the shape check and the tile agree");
 constexpr int kStages = 2;                    /* K and V pipeline depth */
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
@@ -225,20 +227,6 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
 }  // namespace
 }  // namespace fp2
 
-/* The shapes the kernel is built for; prefix starts the message. */
-static fp2_status sm90_shape(const fp2_params *p, const char *prefix) {
-  using namespace fp2;
-  const int g = fp2_group(p);
-  if (p->dim != kD || p->block != kKeys || p->qtile != kTileRowsSm90 || kTileRowsSm90 % g != 0)
-    return fp2_fail(FP2_ERR_UNSUPPORTED,
-                    "%sthe sm90 kernel takes --dim %d --block %d --qtile %d and a group size dividing %d "
-                    "(got %d, %d, %d, %d)",
-                    prefix, kD, kKeys, kTileRowsSm90, kTileRowsSm90, p->dim, p->block, p->qtile, g);
-  return FP2_OK;
-}
-
-extern "C" fp2_status fp2_sm90_supports_shape(const fp2_params *p) { return sm90_shape(p, ""); }
-
 fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
                            const void *kbar, const void *vbar, const int *offsets, const int *indices, void *o,
                            cudaStream_t stream) {
@@ -246,7 +234,7 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
   const int g = fp2_group(p);
   if (p->dtype != FP2_BF16)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel is BF16 only so far (use --kernel portable)");
-  fp2_status st = sm90_shape(p, "fp2_attend: ");
+  fp2_status st = fp2_sm90_shape_check(p, "fp2_attend: ");
   if (st != FP2_OK) return st;
   int dev = 0, major = 0, smem_max = 0;
   FP2_CUDA("fp2_attend (sm90)", cudaGetDevice(&dev));

@@ -10,9 +10,10 @@
 #   bash tests/fuzz/run.sh [SECONDS [TARGET...]]     SECONDS per target, default 30
 #
 # A script rather than CMake targets: the fuzzers need clang with -fsanitize=fuzzer on
-# five host sources, while the CMake project needs nvcc and builds everything with one C
-# compiler. Each target is compiled from just the src/*.c files it needs (no CUDA code, no
-# fp2host library); cli.h includes kernels/fp2.h, which needs the CUDA headers only.
+# a few host sources, while the CMake project needs nvcc and builds everything with one C
+# compiler. Each target is compiled from just the C files it needs (no CUDA code, no
+# fp2host library; the options target takes the sm90 shape check, kernels/sm90_shape.c);
+# cli.h includes kernels/fp2.h, which needs the CUDA headers only.
 # FUZZ_CC picks the compiler (default: clang).
 set -eu
 cd "$(dirname "$0")/../.."
@@ -50,7 +51,7 @@ flags=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Wno-missing-fiel
        -Isrc -Ikernels -I"$cuda_include")
 sources_safetensors=(src/safetensors.c src/qkv_file.c src/tensor.c src/numeric.c src/error.c)
 libs_safetensors=(-lcjson -lm)
-sources_options=(src/cli.c src/error.c)
+sources_options=(src/cli.c src/error.c kernels/sm90_shape.c kernels/status.c)
 libs_options=(-lm)
 
 for t in "${targets[@]}"; do
