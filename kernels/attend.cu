@@ -169,12 +169,11 @@ __global__ void __launch_bounds__(kThreads, 1) attend_kernel(AttendArgs a) {
     uint32_t pf[kKeyRows / 16][4];
     softmax_step<kKeyRows / 8, D / 8, kFp8>(
         sc, o_acc, rows,
-        [&](float v, int col, int r) {
-          v *= scale_log2;
-          if (it.pooled) return ((it.todo >> col) & 1) && pos[r] >= 0 ? v + pooled_shift : -INFINITY;
-          return needs_mask && it.first + col > pos[r] ? -INFINITY : v;
+        [&](int col, int r) {
+          if (it.pooled) return ((it.todo >> col) & 1) && pos[r] >= 0;
+          return !needs_mask || it.first + col <= pos[r];
         },
-        pf);
+        scale_log2, it.pooled ? pooled_shift : 0.0f, pf);
     pv_tile<D>(pf, v_tiles + buf * kKeyRows * D, o_acc);
   }
 

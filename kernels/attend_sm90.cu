@@ -157,6 +157,7 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     return;
   }
   setmaxnreg_inc<kConsumerRegs>();
+  if (threadIdx.x < 256) bar_arrive(1, kConsumerThreads); /* the first turn is consumer 0's */
 
   /* Consumer: warpgroup c holds tile rows 64 c .. 64 c + 63; this thread rows row0, row0 + 8. */
   const int c = threadIdx.x / 128 - 1, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -166,56 +167,89 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
   const float scale_log2 = rsqrtf((float)kD) * kLog2e;
   const float pooled_shift = log2f((float)kKeys); /* corrected blocks are whole blocks of 128 */
 
-  float o_acc[kD / 8][4];
-#pragma unroll
-  for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
+  /* The softmax statistics of item i on its raw scores, the mask mode chosen once per item:
+     pooled (the chunk's todo bits), causal (the diagonal), or none. */
   SoftmaxRows rows;
-
-  mbarrier_wait(&sm.q_full, 0);
-  for (int i = 0; i < items.n; i++) {
-    const int st = i % kStages;
-    const uint32_t phase = (i / kStages) & 1;
-    const bool pooled = items.pooled(i);
-    const int first = pooled ? 0 : items.key_block(i) * kKeys;
-    const int chunk = pooled ? items.chunk(i) : 0;
-    const uint64_t todo_lo = pooled ? todo[2 * chunk] : 0, todo_hi = pooled ? todo[2 * chunk + 1] : 0;
-
-    float sc[kKeys / 8][4];
-    mbarrier_wait(&sm.k_full[st], phase);
-    wgmma_fence();
+  auto softmax_item = [&](int i, float (&sc)[kKeys / 8][4], float (&alpha)[2], float (&bias)[2]) {
+    if (items.pooled(i)) {
+      const uint64_t lo = todo[2 * items.chunk(i)], hi = todo[2 * items.chunk(i) + 1];
+      softmax_max<kKeys / 8>(
+          sc, rows, [&](int col, int r) { return (((col < 64 ? lo : hi) >> (col % 64)) & 1) && pos[r] >= 0; },
+          scale_log2, pooled_shift, alpha, bias);
+      return;
+    }
+    const int first = items.key_block(i) * kKeys;
+    if (first + kKeys - 1 > tl.p_first)
+      softmax_max<kKeys / 8>(sc, rows, [&](int col, int r) { return first + col <= pos[r]; }, scale_log2, 0.0f,
+                             alpha, bias);
+    else
+      softmax_max<kKeys / 8>(sc, rows, [](int, int) { return true; }, scale_log2, 0.0f, alpha, bias);
+  };
+  auto issue_qk = [&](float (&sc)[kKeys / 8][4], int st) {
 #pragma unroll
     for (int kk = 0; kk < kD / 16; kk++)
       wgmma_m64n128k16_bf16_ss(sc, desc_kmajor(sm.q, c * 64, kk), desc_kmajor(sm.k[st], 0, kk), kk > 0);
     wgmma_commit();
+  };
+  auto issue_pv = [&](float (&o)[kD / 8][4], const uint32_t (&pf)[kKeys / 16][4], int st) {
+    wgmma_fence(); /* P and O were written by ordinary instructions since the last product */
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; kk++) wgmma_m64n128k16_bf16_rs_tb(o, pf[kk], desc_mnmajor(sm.v[st], kk));
+    wgmma_commit();
+  };
+
+  float o_acc[kD / 8][4];
+#pragma unroll
+  for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
+  mbarrier_wait(&sm.q_full, 0);
+  if (items.n > 0) {
+    /* Item 0: S, its softmax and P, with nothing to overlap. */
+    float sc[kKeys / 8][4], alpha[2], bias[2];
+    uint32_t pf[kKeys / 16][4];
+    mbarrier_wait(&sm.k_full[0], 0);
+    wgmma_fence();
+    issue_qk(sc, 0);
     wgmma_wait<0>();
     wgmma_hold(sc);
-    mbarrier_arrive(&sm.k_empty[st]);
+    mbarrier_arrive(&sm.k_empty[0]);
+    softmax_item(0, sc, alpha, bias);
+    softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
+    pack_a_fragments<kKeys / 8>(sc, pf);
 
-    const bool needs_mask = first + kKeys - 1 > tl.p_first;
-    uint32_t pf[kKeys / 16][4];
-    softmax_step<kKeys / 8, kD / 8, false>(
-        sc, o_acc, rows,
-        [&](float v, int col, int r) {
-          v *= scale_log2;
-          if (pooled) {
-            const uint64_t word = col < 64 ? todo_lo : todo_hi;
-            return ((word >> (col % 64)) & 1) && pos[r] >= 0 ? v + pooled_shift : -INFINITY;
-          }
-          return needs_mask && first + col > pos[r] ? -INFINITY : v;
-        },
-        pf);
+    /* Item i: S(i) = Q K(i)^T and O += P(i-1) V(i-1) issued together, in turns with the other
+       consumer (named barriers 1 + c: whoever holds the turn issues, then passes it on), so
+       that one warpgroup's products run while the other does its softmax; the softmax of i
+       then runs while PV(i-1) is still on the tensor cores. O is rescaled and P(i) packed
+       only after PV(i-1) has completed, as it reads both. */
+    for (int i = 1; i < items.n; i++) {
+      const int st = i % kStages, prev = (i - 1) % kStages;
+      mbarrier_wait(&sm.k_full[st], (i / kStages) & 1);
+      bar_sync(1 + c, kConsumerThreads);
+      wgmma_fence();
+      issue_qk(sc, st);
+      mbarrier_wait(&sm.v_full[prev], ((i - 1) / kStages) & 1);
+      issue_pv(o_acc, pf, prev);
+      bar_arrive(2 - c, kConsumerThreads);
+      wgmma_wait<1>();
+      wgmma_hold(sc);
+      mbarrier_arrive(&sm.k_empty[st]);
+      softmax_item(i, sc, alpha, bias);
+      softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
+      wgmma_wait<0>();
+      wgmma_hold(o_acc);
+      wgmma_hold_a(pf);
+      mbarrier_arrive(&sm.v_empty[prev]);
+      rescale_output<kD / 8>(o_acc, alpha);
+      pack_a_fragments<kKeys / 8>(sc, pf);
+    }
 
-    mbarrier_wait(&sm.v_full[st], phase);
-    wgmma_hold(o_acc);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kKeys / 16; kk++)
-      wgmma_m64n128k16_bf16_rs_tb(o_acc, pf[kk], desc_mnmajor(sm.v[st], kk));
-    wgmma_commit();
+    const int last = (items.n - 1) % kStages;
+    mbarrier_wait(&sm.v_full[last], ((items.n - 1) / kStages) & 1);
+    issue_pv(o_acc, pf, last);
     wgmma_wait<0>();
     wgmma_hold(o_acc);
     wgmma_hold_a(pf);
-    mbarrier_arrive(&sm.v_empty[st]);
+    mbarrier_arrive(&sm.v_empty[last]);
   }
 
   softmax_store<kD / 8>(o_acc, rows, 1.0f, p, a.cu_q[s], h, row0, tl.row_end, a.o);

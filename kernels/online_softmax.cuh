@@ -31,37 +31,59 @@ __device__ __forceinline__ void pack_a_fragments(const float (&s)[NC][4], uint32
   }
 }
 
-/* One step over NC * 8 columns of logits s (raw scores; logit(value, column, r) returns the
-   scaled, shifted or masked log2-domain value, -INFINITY to drop): updates the running
-   maximum and sum, rescales the output o (ND groups of 8 columns), and leaves the
-   probabilities in p as bf16 pairs in the A layout of the PV product (p[k] covers columns
-   16k .. 16k + 15). FP8: probabilities are scaled by 2^8 and rounded to e4m3 (exact in
-   bf16); the row sum takes them unrounded, as the oracle does. */
-template <int NC, int ND, bool kFp8, typename Logit>
-__device__ __forceinline__ void softmax_step(float (&s)[NC][4], float (&o)[ND][4], SoftmaxRows &st, Logit logit,
-                                             uint32_t (&p)[NC / 2][4]) {
+/* The statistics half of one step over NC * 8 columns of raw scores s: drops the logits that
+   keep(column, r) rejects (-INFINITY), then takes the row maximum on the raw scores and moves
+   the running maximum (log2 units) to max(m, max(s) * scale + shift), scale > 0, so that the
+   exponent of every element is one FFMA: p = 2^(s * scale + bias). Leaves in alpha the factor
+   that rescales the output and the row sums (done here for the sums), and in bias
+   shift - m. A row that has seen nothing keeps m = -INFINITY and takes bias = shift. */
+template <int NC, typename Keep>
+__device__ __forceinline__ void softmax_max(float (&s)[NC][4], SoftmaxRows &st, Keep keep, float scale, float shift,
+                                            float (&alpha)[2], float (&bias)[2]) {
   const int lane = threadIdx.x % 32;
-  const float p_scale = kFp8 ? 256.0f : 1.0f;
   float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
   for (int nt = 0; nt < NC; nt++)
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-      const float v = logit(s[nt][e], nt * 8 + (lane % 4) * 2 + (e & 1), e >> 1);
-      s[nt][e] = v;
-      mx[e >> 1] = fmaxf(mx[e >> 1], v);
+      if (!keep(nt * 8 + (lane % 4) * 2 + (e & 1), e >> 1)) s[nt][e] = -INFINITY;
+      mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
     }
-  float alpha[2], m_use[2];
 #pragma unroll
   for (int r = 0; r < 2; r++) {
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-    const float m_new = fmaxf(st.m[r], mx[r]);
-    m_use[r] = m_new == -INFINITY ? 0.0f : m_new; /* a row that has seen nothing stays at zero */
-    alpha[r] = exp2f(st.m[r] - m_use[r]);
+    const float m_new = fmaxf(st.m[r], fmaf(mx[r], scale, shift));
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+    alpha[r] = ex2_approx(st.m[r] - m_use);
+    bias[r] = shift - m_use;
     st.m[r] = m_new;
     st.l[r] *= alpha[r];
   }
+}
+
+/* The exponential half: s becomes p = 2^(s * scale + bias), added to the row sums. FP8:
+   probabilities are scaled by 2^8 and rounded to e4m3 (exact in bf16); the row sum takes
+   them unrounded, as the oracle does. */
+template <int NC, bool kFp8>
+__device__ __forceinline__ void softmax_exp(float (&s)[NC][4], SoftmaxRows &st, float scale, const float (&bias)[2]) {
+  const float p_scale = kFp8 ? 256.0f : 1.0f;
+#pragma unroll
+  for (int nt = 0; nt < NC; nt++)
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      float pr = ex2_approx(fmaf(s[nt][e], scale, bias[e >> 1])) * p_scale;
+      st.l[e >> 1] += pr;
+      if constexpr (kFp8)
+        pr = __half2float(
+            __half(__nv_cvt_fp8_to_halfraw(__nv_cvt_float_to_fp8(pr, __NV_SATFINITE, __NV_E4M3), __NV_E4M3)));
+      s[nt][e] = pr;
+    }
+}
+
+/* o (ND groups of 8 columns) scaled row by row by alpha. */
+template <int ND>
+__device__ __forceinline__ void rescale_output(float (&o)[ND][4], const float (&alpha)[2]) {
 #pragma unroll
   for (int nd = 0; nd < ND; nd++) {
     o[nd][0] *= alpha[0];
@@ -69,17 +91,18 @@ __device__ __forceinline__ void softmax_step(float (&s)[NC][4], float (&o)[ND][4
     o[nd][2] *= alpha[1];
     o[nd][3] *= alpha[1];
   }
-#pragma unroll
-  for (int nt = 0; nt < NC; nt++)
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-      float pr = exp2f(s[nt][e] - m_use[e >> 1]) * p_scale;
-      st.l[e >> 1] += pr;
-      if constexpr (kFp8)
-        pr = __half2float(
-            __half(__nv_cvt_fp8_to_halfraw(__nv_cvt_float_to_fp8(pr, __NV_SATFINITE, __NV_E4M3), __NV_E4M3)));
-      s[nt][e] = pr;
-    }
+}
+
+/* One whole step, for a kernel that does not overlap it with the products: the statistics,
+   the output rescaled, the probabilities left in p as bf16 pairs in the A layout of the PV
+   product (p[k] covers columns 16k .. 16k + 15). */
+template <int NC, int ND, bool kFp8, typename Keep>
+__device__ __forceinline__ void softmax_step(float (&s)[NC][4], float (&o)[ND][4], SoftmaxRows &st, Keep keep,
+                                             float scale, float shift, uint32_t (&p)[NC / 2][4]) {
+  float alpha[2], bias[2];
+  softmax_max<NC>(s, st, keep, scale, shift, alpha, bias);
+  rescale_output<ND>(o, alpha);
+  softmax_exp<NC, kFp8>(s, st, scale, bias);
   pack_a_fragments<NC>(s, p);
 }
 

@@ -1,5 +1,6 @@
 /* Thin inline-PTX wrappers, one per instruction and named after it. The portable path
-   (sm_80+) uses mma.sync, ldmatrix and cp.async; Hopper instructions join them later. */
+   (sm_80+) uses mma.sync, ldmatrix, cp.async, ex2 and named barriers; Hopper's own are in
+   ptx_sm90.cuh. */
 #ifndef FP2_PTX_CUH
 #define FP2_PTX_CUH
 
@@ -29,6 +30,23 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void *
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_addr(smem)));
+}
+
+/* 2^x on the special-function unit, subnormals flushed: one MUFU op, where exp2f adds a
+   range fix-up around it. ex2(-inf) = 0. */
+__device__ __forceinline__ float ex2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/* Named barriers (ids 1-15; 0 is __syncthreads): `threads` in all, a multiple of 32, of
+   which the arriving ones go on at once and the syncing ones wait for the count. */
+__device__ __forceinline__ void bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 /* D = A * B + D, m16n8k16, bf16 inputs, f32 accumulators. */
