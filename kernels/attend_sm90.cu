@@ -1,25 +1,31 @@
 /* Block-sparse attention with mean correction on Hopper (sm_90a), BF16, head dim 128:
-   TMA loads into a shared-memory pipeline on mbarriers, wgmma, warp specialisation.
+   TMA loads into a shared-memory pipeline on mbarriers, wgmma, warp specialisation, a
+   persistent grid. v3: the structure of FlashAttention-3's forward kernel; 2.2x v2 (one CTA
+   per segment, consumers in lockstep: 31 % tensor-pipe use), see kernels/NOTES.md.
 
-   One CTA of three warpgroups per segment (sequence, KV head, query tile of 128 packed rows:
-   positions x the g heads of the group, PackGQA). Warpgroup 0 is the producer: it gives up
-   registers (setmaxnreg) and one thread issues the TMA loads, the Q tile once, then per item
-   the K tile and the V tile into kStages stages guarded by full / empty barriers. Warpgroups
-   1 and 2 are consumers of 64 rows each (more registers): S = Q K^T by wgmma from shared
-   memory (both K-major), the online softmax in registers, O += P V by wgmma with P from
-   registers and V read MN-major (transposed by the tensor core). The two consumers run
-   independently, so one's softmax overlaps the other's products.
+   One CTA per SM, three warpgroups, taking work units (KV head, query tile of 128 packed
+   rows: positions x the g heads of the group, PackGQA) from an atomic counter, heaviest
+   first within each KV head (the last tiles of a sequence first), one KV head after the
+   other so that the CTAs in flight share their keys in L2. Warpgroup 0 gives up registers
+   (setmaxnreg): its warps 1-3 take the next unit and build its item list into one of two
+   buffers while the current unit runs; one thread of warp 0 issues the TMA loads: the unit's
+   Q tile (once the last product of the previous unit has read the old one), then per item
+   the K tile and the V tile into kStages stages guarded by full / empty barriers. The
+   stages and their phases run on across units. Warpgroups 1 and 2 are consumers of 64 rows
+   each: S = Q K^T by wgmma from shared memory (both K-major), the online softmax in
+   registers, O += P V by wgmma with P from registers and V read MN-major (transposed by the
+   tensor core). Each consumer issues S(i) and PV(i-1) together and runs the softmax of i
+   while PV(i-1) is on the tensor cores; the two consumers take turns issuing (named
+   barriers), so that one's products run while the other does its softmax.
 
    Items are those of the portable kernel (attend.cu) with 128 keys each: the selected key
    blocks from the tile's CSR list, last first, then the chunks of 128 pooled vectors whose
-   todo = fully-visible & ~selected mask is not empty, logits shifted by log|B_J|. Producer
-   and consumers walk the same list independently. The causal mask is applied only on items
-   that reach past the tile's first row.
+   todo = fully-visible & ~selected mask is not empty, logits shifted by log|B_J|. The mask
+   mode (pooled, causal diagonal, none) is chosen once per item.
 
    Shared memory holds every operand as 64-column halves of 128 rows x 128 bytes, swizzled by
-   TMA with the 128-byte pattern that the wgmma descriptors name. Tiles run heaviest first
-   (last tiles of a sequence first). Not yet here: intra-warpgroup overlap of QK(n+1) with
-   softmax(n), pingpong ordering of the consumers, a persistent scheduler, TMA store of O. */
+   TMA with the 128-byte pattern that the wgmma descriptors name. Not yet here: the epilogue
+   through shared memory, the split of heavy segments, group sizes that do not divide 128. */
 #include "attend_sm90.h"
 #include "cuda_check.h"
 #include "online_softmax.cuh"
@@ -37,27 +43,67 @@ static_assert(kTileRowsSm90 == FP2_SM90_TILE, "the shape check and the tile agre
 constexpr int kStages = 2;                    /* K and V pipeline depth */
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
-constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+constexpr int kPlannerThreads = 96;           /* warps 1-3 of the producer warpgroup */
+constexpr int kProducerRegs = 32, kConsumerRegs = 240;
+/* Named barriers: 1 and 2 are the consumers' turns; 3 is the planner warps'. */
+constexpr int kPlannerBarrier = 3;
+
+/* The next work unit of the launch; zeroed before each launch (fp2_attend_sm90). Launches
+   that share it must not overlap, as on one stream. */
+__device__ int g_next_unit;
 
 struct Sm90Args {
   fp2_params p;
-  int total_blocks;
+  int total_blocks, total_tiles, units, max_chunks; /* units = total_tiles * hkv */
   const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq;
   const int *offsets, *indices;
   __nv_bfloat16 *o;
 };
 
-/* Shared memory, 1024-byte aligned: operand tiles first, then barriers and the chunk masks. */
+/* A work unit as the planner hands it over: sequence s (< 0: no work is left), tile t, KV
+   head h, and the item list: nsel selected blocks at indices[sel], then n_live chunks. */
+struct Unit {
+  int s, t, h, sel, nsel, n_live;
+};
+
+/* Shared memory, 1024-byte aligned: operand tiles first, then barriers, the two unit
+   buffers and, per buffer, the chunk masks and live chunks. */
 struct Smem {
   unsigned char q[kTileBytes];
   unsigned char k[kStages][kTileBytes];
   unsigned char v[kStages][kTileBytes];
-  uint64_t q_full, k_full[kStages], k_empty[kStages], v_full[kStages], v_empty[kStages];
-  int n_live;
-  /* then: uint64_t todo[2 * chunks]; int live[chunks]; */
+  uint64_t q_full, q_empty, k_full[kStages], k_empty[kStages], v_full[kStages], v_empty[kStages];
+  uint64_t unit_full[2], unit_empty[2];
+  Unit unit[2];
+  int next; /* the planner's last draw from g_next_unit */
+  /* then, per unit buffer: uint64_t todo[2 * max_chunks]; int live[max_chunks]; */
 };
 
-/* The item list of a segment, as both roles see it. */
+__host__ __device__ constexpr size_t plan_bytes(int max_chunks) {
+  return ((max_chunks * (2 * sizeof(uint64_t) + sizeof(int))) + 7) / 8 * 8;
+}
+__device__ uint64_t *unit_todo(Smem &sm, const Sm90Args &a, int buf) {
+  return reinterpret_cast<uint64_t *>(reinterpret_cast<unsigned char *>(&sm + 1) + buf * plan_bytes(a.max_chunks));
+}
+__device__ int *unit_live(Smem &sm, const Sm90Args &a, int buf) {
+  return reinterpret_cast<int *>(unit_todo(sm, a, buf) + 2 * a.max_chunks);
+}
+
+/* The geometry of a unit, as every role derives it. */
+struct UnitGeom {
+  int lq, lk, ntiles;
+  fp2_tile tl;
+};
+__device__ UnitGeom unit_geom(const Sm90Args &a, int s, int t) {
+  UnitGeom u;
+  u.lq = a.cu_q[s + 1] - a.cu_q[s];
+  u.lk = a.cu_k[s + 1] - a.cu_k[s];
+  u.ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
+  u.tl = fp2_tile_at(&a.p, u.lq, u.lk, t);
+  return u;
+}
+
+/* The item list of a unit, as both roles see it. */
 struct Items {
   const int *sel; /* selected blocks, ascending */
   int nsel;
@@ -67,124 +113,103 @@ struct Items {
   __device__ int key_block(int i) const { return sel[nsel - 1 - i]; }
   __device__ int chunk(int i) const { return live[i - nsel]; }
 };
-
-__device__ void produce(Smem &sm, const Items &it, const CUtensorMap *tm_q,
-                        const CUtensorMap *tm_k, const CUtensorMap *tm_v, const CUtensorMap *tm_kbar,
-                        const CUtensorMap *tm_vbar, int q_row, int q_head, int k_row, int h, int pooled_row) {
-#if FP2_SM90_DEVICE
-  mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
-  tma_load_tile_3d(sm.q, tm_q, q_head, q_row, &sm.q_full);
-  for (int i = 0; i < it.n; i++) {
-    const int st = i % kStages;
-    const uint32_t phase = (i / kStages) & 1;
-    const bool pooled = it.pooled(i);
-    const int row = pooled ? pooled_row + it.chunk(i) * kKeys : k_row + it.key_block(i) * kKeys;
-    mbarrier_wait(&sm.k_empty[st], phase ^ 1);
-    mbarrier_arrive_expect_tx(&sm.k_full[st], kTileBytes);
-    if (pooled)
-      tma_load_tile_2d(sm.k[st], tm_kbar, row, &sm.k_full[st]);
-    else
-      tma_load_tile_3d(sm.k[st], tm_k, h, row, &sm.k_full[st]);
-    mbarrier_wait(&sm.v_empty[st], phase ^ 1);
-    mbarrier_arrive_expect_tx(&sm.v_full[st], kTileBytes);
-    if (pooled)
-      tma_load_tile_2d(sm.v[st], tm_vbar, row, &sm.v_full[st]);
-    else
-      tma_load_tile_3d(sm.v[st], tm_v, h, row, &sm.v_full[st]);
-  }
-#endif
+__device__ Items unit_items(const Sm90Args &a, const Unit &u, const int *live) {
+  return Items{a.indices + u.sel, u.nsel, live, u.nsel + u.n_live};
 }
 
-__global__ void __launch_bounds__(kSm90Threads, 1)
-    attend_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_kbar,
-                       const __grid_constant__ CUtensorMap tm_vbar, const Sm90Args a) {
-#if FP2_SM90_DEVICE
-  extern __shared__ __align__(1024) unsigned char smem_raw[];
-  /* The swizzle atoms must start on 1024-byte boundaries; the launch adds the slack. */
-  Smem &sm = *reinterpret_cast<Smem *>(align_1024(smem_raw));
-
-  const fp2_params &p = a.p;
-  const int gt = gridDim.x - 1 - blockIdx.x, h = blockIdx.y, s = a.tile_seq[gt]; /* heaviest first */
-  const int t = gt - a.cu_tiles[s], ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
-  const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s], offset = lk - lq;
-  const int g = fp2_group(&p);
-  const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
-  const int seg = fp2_segment(&p, a.cu_tiles[s], ntiles, h, t);
-  const int *sel = a.indices + a.offsets[seg];
-  const int nsel = a.offsets[seg + 1] - a.offsets[seg];
-
-  /* Correction chunks: 128 blocks each, two mask words; a chunk is live if any bit is left. */
-  const int nchunks = p.correction ? fp2_cdiv(tl.nfull, kKeys) : 0;
-  uint64_t *todo = reinterpret_cast<uint64_t *>(&sm + 1);
-  int *live = reinterpret_cast<int *>(todo + 2 * nchunks);
-  for (int w = threadIdx.x; w < 2 * nchunks; w += kSm90Threads) {
-    const int n = min(64, max(0, tl.nfull - w * 64));
-    todo[w] = n == 64 ? ~0ull : (1ull << n) - 1;
-  }
-  if (threadIdx.x == 0) {
-    mbarrier_init(&sm.q_full, 1);
-    for (int st = 0; st < kStages; st++) {
-      mbarrier_init(&sm.k_full[st], 1);
-      mbarrier_init(&sm.v_full[st], 1);
-      mbarrier_init(&sm.k_empty[st], kConsumerThreads);
-      mbarrier_init(&sm.v_empty[st], kConsumerThreads);
-    }
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < nsel; i += kSm90Threads)
-    if (sel[i] < tl.nfull)
-      atomicAnd(reinterpret_cast<unsigned long long *>(&todo[sel[i] / 64]), ~(1ull << (sel[i] % 64)));
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int n = 0;
-    for (int c = 0; c < nchunks; c++)
-      if (todo[2 * c] | todo[2 * c + 1]) live[n++] = c;
-    sm.n_live = n;
-  }
-  __syncthreads();
-  const Items items{sel, nsel, live, nsel + sm.n_live};
-
-  if (threadIdx.x < 128) { /* producer warpgroup */
-    setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x == 0) {
-      prefetch_tensormap(&tm_k);
-      prefetch_tensormap(&tm_v);
-      produce(sm, items, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar, a.cu_q[s] + tl.row_begin / g, h * g,
-              a.cu_k[s], h, h * a.total_blocks + a.cu_blocks[s]);
-    }
-    return;
-  }
-  setmaxnreg_inc<kConsumerRegs>();
-  if (threadIdx.x < 256) bar_arrive(1, kConsumerThreads); /* the first turn is consumer 0's */
-
-  /* Consumer: warpgroup c holds tile rows 64 c .. 64 c + 63; this thread rows row0, row0 + 8. */
-  const int c = threadIdx.x / 128 - 1, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-  const int row0 = tl.row_begin + c * 64 + warp * 16 + lane / 4;
-  int pos[2];
-  for (int r = 0; r < 2; r++) pos[r] = row0 + r * 8 < tl.row_end ? offset + (row0 + r * 8) / g : -1;
-  const float scale_log2 = rsqrtf((float)kD) * kLog2e;
-  const float pooled_shift = log2f((float)kKeys); /* corrected blocks are whole blocks of 128 */
-
-  /* The softmax statistics of item i on its raw scores, the mask mode chosen once per item:
-     pooled (the chunk's todo bits), causal (the diagonal), or none. */
-  SoftmaxRows rows;
-  auto softmax_item = [&](int i, float (&sc)[kKeys / 8][4], float (&alpha)[2], float (&bias)[2]) {
-    if (items.pooled(i)) {
-      const uint64_t lo = todo[2 * items.chunk(i)], hi = todo[2 * items.chunk(i) + 1];
-      softmax_max<kKeys / 8>(
-          sc, rows, [&](int col, int r) { return (((col < 64 ? lo : hi) >> (col % 64)) & 1) && pos[r] >= 0; },
-          scale_log2, pooled_shift, alpha, bias);
+/* Planner (warps 1-3 of warpgroup 0): draws units until none is left, and for each builds
+   the correction chunks into buffer k % 2 (128 blocks each, two mask words; a chunk is live
+   if any bit is left after the selected blocks are cleared), then hands it over. */
+__device__ void plan_units(Smem &sm, const Sm90Args &a) {
+  const int tid = threadIdx.x - 32;
+  for (int k = 0;; k++) {
+    const int buf = k & 1;
+    mbarrier_wait(&sm.unit_empty[buf], ((k >> 1) & 1) ^ 1);
+    if (tid == 0) sm.next = atomicAdd(&g_next_unit, 1);
+    bar_sync(kPlannerBarrier, kPlannerThreads);
+    const int next = sm.next;
+    Unit &u = sm.unit[buf];
+    if (next >= a.units) {
+      if (tid == 0) {
+        u.s = -1;
+        mbarrier_arrive(&sm.unit_full[buf]);
+      }
       return;
     }
-    const int first = items.key_block(i) * kKeys;
-    if (first + kKeys - 1 > tl.p_first)
-      softmax_max<kKeys / 8>(sc, rows, [&](int col, int r) { return first + col <= pos[r]; }, scale_log2, 0.0f,
-                             alpha, bias);
-    else
-      softmax_max<kKeys / 8>(sc, rows, [](int, int) { return true; }, scale_log2, 0.0f, alpha, bias);
-  };
+    /* Heaviest first within a KV head, one head after the other. */
+    const int head = next / a.total_tiles, gt = a.total_tiles - 1 - next % a.total_tiles;
+    const int s = a.tile_seq[gt], t = gt - a.cu_tiles[s];
+    const UnitGeom g = unit_geom(a, s, t);
+    const int seg = fp2_segment(&a.p, a.cu_tiles[s], g.ntiles, head, t);
+    const int sel = a.offsets[seg], nsel = a.offsets[seg + 1] - sel;
+    const int nchunks = a.p.correction ? fp2_cdiv(g.tl.nfull, kKeys) : 0;
+    uint64_t *todo = unit_todo(sm, a, buf);
+    int *live = unit_live(sm, a, buf);
+    for (int w = tid; w < 2 * nchunks; w += kPlannerThreads) {
+      const int n = min(64, max(0, g.tl.nfull - w * 64));
+      todo[w] = n == 64 ? ~0ull : (1ull << n) - 1;
+    }
+    bar_sync(kPlannerBarrier, kPlannerThreads);
+    for (int i = tid; i < nsel; i += kPlannerThreads) {
+      const int j = a.indices[sel + i];
+      if (j < g.tl.nfull) atomicAnd(reinterpret_cast<unsigned long long *>(&todo[j / 64]), ~(1ull << (j % 64)));
+    }
+    bar_sync(kPlannerBarrier, kPlannerThreads);
+    if (tid == 0) {
+      int n = 0;
+      for (int c = 0; c < nchunks; c++)
+        if (todo[2 * c] | todo[2 * c + 1]) live[n++] = c;
+      u = Unit{s, t, head, sel, nsel, n};
+      mbarrier_arrive(&sm.unit_full[buf]); /* releases the writes above to the other roles */
+    }
+  }
+}
+
+/* Producer (one thread): per unit, Q once the previous unit's products are done with the
+   old one, then K and V of every item into the stages; `n` counts items over all units. */
+__device__ void produce(Smem &sm, const Sm90Args &a, const CUtensorMap *tm_q, const CUtensorMap *tm_k,
+                        const CUtensorMap *tm_v, const CUtensorMap *tm_kbar, const CUtensorMap *tm_vbar) {
+  const int g = fp2_group(&a.p);
+  int n = 0;
+  for (int k = 0;; k++) {
+    const int buf = k & 1;
+    mbarrier_wait(&sm.unit_full[buf], (k >> 1) & 1);
+    const Unit u = sm.unit[buf];
+    if (u.s < 0) return;
+    const UnitGeom geom = unit_geom(a, u.s, u.t);
+    const Items it = unit_items(a, u, unit_live(sm, a, buf));
+    mbarrier_wait(&sm.q_empty, (k & 1) ^ 1);
+    mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
+    tma_load_tile_3d(sm.q, tm_q, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &sm.q_full);
+    const int k_row = a.cu_k[u.s], pooled_row = u.h * a.total_blocks + a.cu_blocks[u.s];
+    for (int i = 0; i < it.n; i++, n++) {
+      const int st = n % kStages;
+      const uint32_t phase = (n / kStages) & 1;
+      const bool pooled = it.pooled(i);
+      const int row = pooled ? pooled_row + it.chunk(i) * kKeys : k_row + it.key_block(i) * kKeys;
+      mbarrier_wait(&sm.k_empty[st], phase ^ 1);
+      mbarrier_arrive_expect_tx(&sm.k_full[st], kTileBytes);
+      if (pooled)
+        tma_load_tile_2d(sm.k[st], tm_kbar, row, &sm.k_full[st]);
+      else
+        tma_load_tile_3d(sm.k[st], tm_k, u.h, row, &sm.k_full[st]);
+      mbarrier_wait(&sm.v_empty[st], phase ^ 1);
+      mbarrier_arrive_expect_tx(&sm.v_full[st], kTileBytes);
+      if (pooled)
+        tma_load_tile_2d(sm.v[st], tm_vbar, row, &sm.v_full[st]);
+      else
+        tma_load_tile_3d(sm.v[st], tm_v, u.h, row, &sm.v_full[st]);
+    }
+    mbarrier_arrive(&sm.unit_empty[buf]);
+  }
+}
+
+/* Consumer warpgroup c (0 or 1): tile rows 64 c .. 64 c + 63 of every unit. */
+__device__ void consume(Smem &sm, const Sm90Args &a, int c) {
+  const fp2_params &p = a.p;
+  const int g = fp2_group(&p), warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const float scale_log2 = rsqrtf((float)kD) * kLog2e;
+  const float pooled_shift = log2f((float)kKeys); /* corrected blocks are whole blocks of 128 */
   auto issue_qk = [&](float (&sc)[kKeys / 8][4], int st) {
 #pragma unroll
     for (int kk = 0; kk < kD / 16; kk++)
@@ -198,61 +223,143 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     wgmma_commit();
   };
 
-  float o_acc[kD / 8][4];
-#pragma unroll
-  for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
-  mbarrier_wait(&sm.q_full, 0);
-  if (items.n > 0) {
-    /* Item 0: S, its softmax and P, with nothing to overlap. */
-    float sc[kKeys / 8][4], alpha[2], bias[2];
-    uint32_t pf[kKeys / 16][4];
-    mbarrier_wait(&sm.k_full[0], 0);
-    wgmma_fence();
-    issue_qk(sc, 0);
-    wgmma_wait<0>();
-    wgmma_hold(sc);
-    mbarrier_arrive(&sm.k_empty[0]);
-    softmax_item(0, sc, alpha, bias);
-    softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
-    pack_a_fragments<kKeys / 8>(sc, pf);
+  int n = 0; /* items consumed over all units: the stage and its phase */
+  for (int k = 0;; k++) {
+    const int buf = k & 1;
+    mbarrier_wait(&sm.unit_full[buf], (k >> 1) & 1);
+    const Unit u = sm.unit[buf];
+    if (u.s < 0) return;
+    const UnitGeom geom = unit_geom(a, u.s, u.t);
+    const fp2_tile &tl = geom.tl;
+    const Items items = unit_items(a, u, unit_live(sm, a, buf));
+    const uint64_t *todo = unit_todo(sm, a, buf);
+    /* This thread's rows: row0 and row0 + 8 (packed rows of the sequence). */
+    const int row0 = tl.row_begin + c * 64 + warp * 16 + lane / 4;
+    int pos[2];
+    for (int r = 0; r < 2; r++) pos[r] = row0 + r * 8 < tl.row_end ? geom.lk - geom.lq + (row0 + r * 8) / g : -1;
 
-    /* Item i: S(i) = Q K(i)^T and O += P(i-1) V(i-1) issued together, in turns with the other
-       consumer (named barriers 1 + c: whoever holds the turn issues, then passes it on), so
-       that one warpgroup's products run while the other does its softmax; the softmax of i
-       then runs while PV(i-1) is still on the tensor cores. O is rescaled and P(i) packed
-       only after PV(i-1) has completed, as it reads both. */
-    for (int i = 1; i < items.n; i++) {
-      const int st = i % kStages, prev = (i - 1) % kStages;
-      mbarrier_wait(&sm.k_full[st], (i / kStages) & 1);
-      bar_sync(1 + c, kConsumerThreads);
+    /* The softmax statistics of item i on its raw scores, the mask mode chosen once per item:
+       pooled (the chunk's todo bits), causal (the diagonal), or none. */
+    SoftmaxRows rows;
+    auto softmax_item = [&](int i, float (&sc)[kKeys / 8][4], float (&alpha)[2], float (&bias)[2]) {
+      if (items.pooled(i)) {
+        const uint64_t lo = todo[2 * items.chunk(i)], hi = todo[2 * items.chunk(i) + 1];
+        softmax_max<kKeys / 8>(
+            sc, rows, [&](int col, int r) { return (((col < 64 ? lo : hi) >> (col % 64)) & 1) && pos[r] >= 0; },
+            scale_log2, pooled_shift, alpha, bias);
+        return;
+      }
+      const int first = items.key_block(i) * kKeys;
+      if (first + kKeys - 1 > tl.p_first)
+        softmax_max<kKeys / 8>(sc, rows, [&](int col, int r) { return first + col <= pos[r]; }, scale_log2, 0.0f,
+                               alpha, bias);
+      else
+        softmax_max<kKeys / 8>(sc, rows, [](int, int) { return true; }, scale_log2, 0.0f, alpha, bias);
+    };
+
+    float o_acc[kD / 8][4];
+#pragma unroll
+    for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
+    mbarrier_wait(&sm.q_full, k & 1);
+    if (items.n == 0) mbarrier_arrive(&sm.q_empty);
+    if (items.n > 0) {
+      /* Item 0: S, its softmax and P, with nothing to overlap. */
+      float sc[kKeys / 8][4], alpha[2], bias[2];
+      uint32_t pf[kKeys / 16][4];
+      mbarrier_wait(&sm.k_full[n % kStages], (n / kStages) & 1);
       wgmma_fence();
-      issue_qk(sc, st);
-      mbarrier_wait(&sm.v_full[prev], ((i - 1) / kStages) & 1);
-      issue_pv(o_acc, pf, prev);
-      bar_arrive(2 - c, kConsumerThreads);
-      wgmma_wait<1>();
+      issue_qk(sc, n % kStages);
+      wgmma_wait<0>();
       wgmma_hold(sc);
-      mbarrier_arrive(&sm.k_empty[st]);
-      softmax_item(i, sc, alpha, bias);
+      mbarrier_arrive(&sm.k_empty[n % kStages]);
+      if (items.n == 1) mbarrier_arrive(&sm.q_empty);
+      softmax_item(0, sc, alpha, bias);
       softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
+      pack_a_fragments<kKeys / 8>(sc, pf);
+
+      /* Item i: S(i) = Q K(i)^T and O += P(i-1) V(i-1) issued together while this consumer
+         holds the turn (named barrier 1 + c), which it then passes on, so that one
+         warpgroup's products run while the other does its softmax; the softmax of i then
+         runs while PV(i-1) is still on the tensor cores. O is rescaled and P(i) packed only
+         after PV(i-1) has completed, as it reads both. */
+      for (int i = 1; i < items.n; i++) {
+        const int st = (n + i) % kStages, prev = (n + i - 1) % kStages;
+        mbarrier_wait(&sm.k_full[st], ((n + i) / kStages) & 1);
+        bar_sync(1 + c, kConsumerThreads);
+        wgmma_fence();
+        issue_qk(sc, st);
+        mbarrier_wait(&sm.v_full[prev], ((n + i - 1) / kStages) & 1);
+        issue_pv(o_acc, pf, prev);
+        bar_arrive(2 - c, kConsumerThreads);
+        wgmma_wait<1>();
+        wgmma_hold(sc);
+        mbarrier_arrive(&sm.k_empty[st]);
+        if (i == items.n - 1) mbarrier_arrive(&sm.q_empty); /* the unit's last read of Q */
+        softmax_item(i, sc, alpha, bias);
+        softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
+        wgmma_wait<0>();
+        wgmma_hold(o_acc);
+        wgmma_hold_a(pf);
+        mbarrier_arrive(&sm.v_empty[prev]);
+        rescale_output<kD / 8>(o_acc, alpha);
+        pack_a_fragments<kKeys / 8>(sc, pf);
+      }
+
+      const int last = (n + items.n - 1) % kStages;
+      mbarrier_wait(&sm.v_full[last], ((n + items.n - 1) / kStages) & 1);
+      issue_pv(o_acc, pf, last);
       wgmma_wait<0>();
       wgmma_hold(o_acc);
       wgmma_hold_a(pf);
-      mbarrier_arrive(&sm.v_empty[prev]);
-      rescale_output<kD / 8>(o_acc, alpha);
-      pack_a_fragments<kKeys / 8>(sc, pf);
+      mbarrier_arrive(&sm.v_empty[last]);
     }
-
-    const int last = (items.n - 1) % kStages;
-    mbarrier_wait(&sm.v_full[last], ((items.n - 1) / kStages) & 1);
-    issue_pv(o_acc, pf, last);
-    wgmma_wait<0>();
-    wgmma_hold(o_acc);
-    wgmma_hold_a(pf);
-    mbarrier_arrive(&sm.v_empty[last]);
+    n += items.n;
+    mbarrier_arrive(&sm.unit_empty[buf]); /* done with its todo and live lists */
+    softmax_store<kD / 8>(o_acc, rows, 1.0f, p, a.cu_q[u.s], u.h, row0, tl.row_end, a.o);
   }
+}
 
-  softmax_store<kD / 8>(o_acc, rows, 1.0f, p, a.cu_q[s], h, row0, tl.row_end, a.o);
+__global__ void __launch_bounds__(kSm90Threads, 1)
+    attend_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_kbar,
+                       const __grid_constant__ CUtensorMap tm_vbar, const Sm90Args a) {
+#if FP2_SM90_DEVICE
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  /* The swizzle atoms must start on 1024-byte boundaries; the launch adds the slack. */
+  Smem &sm = *reinterpret_cast<Smem *>(align_1024(smem_raw));
+  if (threadIdx.x == 0) {
+    mbarrier_init(&sm.q_full, 1);
+    mbarrier_init(&sm.q_empty, kConsumerThreads);
+    for (int st = 0; st < kStages; st++) {
+      mbarrier_init(&sm.k_full[st], 1);
+      mbarrier_init(&sm.v_full[st], 1);
+      mbarrier_init(&sm.k_empty[st], kConsumerThreads);
+      mbarrier_init(&sm.v_empty[st], kConsumerThreads);
+    }
+    for (int b = 0; b < 2; b++) {
+      mbarrier_init(&sm.unit_full[b], 1);
+      mbarrier_init(&sm.unit_empty[b], kConsumerThreads + 1); /* consumers and the producer */
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) { /* producer warpgroup: the TMA thread and the planner warps */
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0) {
+      prefetch_tensormap(&tm_q);
+      prefetch_tensormap(&tm_k);
+      prefetch_tensormap(&tm_v);
+      produce(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
+    } else if (threadIdx.x >= 32) {
+      plan_units(sm, a);
+    }
+    return;
+  }
+  setmaxnreg_inc<kConsumerRegs>();
+  const int c = threadIdx.x / 128 - 1;
+  if (c == 0) bar_arrive(1, kConsumerThreads); /* the first turn is consumer 0's */
+  consume(sm, a, c);
 #else
   __trap(); /* launched only on sm_90 (checked by the host) */
 #endif
@@ -270,14 +377,15 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel is BF16 only so far (use --kernel portable)");
   fp2_status st = fp2_sm90_shape_check(p, "fp2_attend: ");
   if (st != FP2_OK) return st;
-  int dev = 0, major = 0, smem_max = 0;
+  int dev = 0, major = 0, smem_max = 0, sms = 0;
   FP2_CUDA("fp2_attend (sm90)", cudaGetDevice(&dev));
+  FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   if (major != 9)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs a Hopper GPU (this one is sm_%d*)", major);
   const int max_chunks = fp2_cdiv(plan->max_blocks, kKeys);
-  const size_t smem = 1024 /* alignment slack */ + sizeof(Smem) + max_chunks * (2 * sizeof(uint64_t) + sizeof(int));
+  const size_t smem = 1024 /* alignment slack */ + sizeof(Smem) + 2 * plan_bytes(max_chunks);
   if (smem > (size_t)smem_max)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs %zu bytes of shared memory (%d here)",
                     smem, smem_max);
@@ -300,12 +408,28 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
   if ((st = fp2_tensor_map_bf16(&tm_kbar, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_bf16(&tm_vbar, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
 
-  const Sm90Args a = {*p,      plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,
-                      plan->cu_blocks, plan->tile_seq, offsets, indices, static_cast<__nv_bfloat16 *>(o)};
+  const int units = plan->total_tiles * p->hkv;
+  const Sm90Args a = {*p,
+                      plan->total_blocks,
+                      plan->total_tiles,
+                      units,
+                      max_chunks,
+                      plan->cu_q,
+                      plan->cu_k,
+                      plan->cu_tiles,
+                      plan->cu_blocks,
+                      plan->tile_seq,
+                      offsets,
+                      indices,
+                      static_cast<__nv_bfloat16 *>(o)};
   FP2_CUDA("fp2_attend (sm90)",
            cudaFuncSetAttribute(attend_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  attend_sm90_kernel<<<dim3(plan->total_tiles, p->hkv), kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar,
-                                                                                      tm_vbar, a);
+  void *next_unit = nullptr;
+  FP2_CUDA("fp2_attend (sm90)", cudaGetSymbolAddress(&next_unit, g_next_unit));
+  FP2_CUDA("fp2_attend (sm90)", cudaMemsetAsync(next_unit, 0, sizeof(int), stream));
+  /* One CTA per SM (a persistent grid), fewer when there are fewer units. */
+  attend_sm90_kernel<<<units < sms ? units : sms, kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar, tm_vbar,
+                                                                               a);
   FP2_LAUNCHED("fp2_attend (sm90)");
   return FP2_OK;
 }
