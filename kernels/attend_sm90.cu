@@ -44,7 +44,11 @@ constexpr int kStages = 2;                    /* K and V pipeline depth */
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
 constexpr int kPlannerThreads = 96;           /* warps 1-3 of the producer warpgroup */
-constexpr int kProducerRegs = 32, kConsumerRegs = 240;
+constexpr int kProducerRegs = 32, kConsumerRegs = 232;
+/* setmaxnreg.inc waits until the registers are free: the three warpgroups must fit in what
+   the launch gave the CTA (65536 / 384 threads, rounded down to 8: 168 each), or it hangs. */
+static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536 / kSm90Threads / 8 * 8 * kSm90Threads,
+              "the register split exceeds the CTA's registers");
 /* Named barriers: 1 and 2 are the consumers' turns; 3 is the planner warps'. */
 constexpr int kPlannerBarrier = 3;
 
