@@ -92,10 +92,9 @@ void peer_torch_run(const problem *pb, const csr_index *idx, int trials, peer_ti
     peers_skip(skipped, nskipped, "torch", "the torch peers take one sequence (--batch 1)");
     return;
   }
-  if (py)
-    snprintf(python, sizeof python, "%s", py);
-  else if (find_in_path("python3", python, sizeof python) != 0) {
-    peers_skip(skipped, nskipped, "torch", "python3 not found (set FP2_PYTHON)");
+  if (find_in_path(py ? py : "python3", python, sizeof python) != 0) {
+    snprintf(why, sizeof why, "'%.250s' not found%s", py ? py : "python3", py ? "" : " (set FP2_PYTHON)");
+    peers_skip(skipped, nskipped, "torch", why);
     return;
   }
   if (access(experiment_file("peers.py", script, sizeof script), R_OK) != 0) {

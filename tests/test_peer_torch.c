@@ -1,5 +1,6 @@
 /* fp2bench's side of the torch peers' contract, against a stand-in script: the input file it
-   writes, the timings and skips it reads back, and the skip when torch is absent. */
+   writes, the timings and skips it reads back, FP2_PYTHON as a bare name, and the skip when
+   torch is absent. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,20 @@ int main(void) {
   EXPECT_MSG(nskipped == 1 && strcmp(skipped[0].name, "flex") == 0 && strstr(skipped[0].why, "fake"),
              "got %d skips: %s", nskipped, nskipped ? skipped[0].why : "");
   for (int i = 0; i < nout; i++) free(out[i].trials_ms);
+
+  /* FP2_PYTHON as env takes it: a bare name is looked up on PATH. */
+  setenv("FP2_PYTHON", "python3", 1);
+  nout = nskipped = 0;
+  peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
+  EXPECT_MSG(nout == 1 && nskipped == 1, "FP2_PYTHON=python3: %d timings, skip: %s", nout,
+             nskipped ? skipped[0].why : "");
+  for (int i = 0; i < nout; i++) free(out[i].trials_ms);
+  setenv("FP2_PYTHON", "fp2-no-such-python", 1);
+  nout = nskipped = 0;
+  peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
+  EXPECT_MSG(nout == 0 && nskipped == 1 && strstr(skipped[0].why, "'fp2-no-such-python' not found"), "skip: %s",
+             nskipped ? skipped[0].why : "");
+  unsetenv("FP2_PYTHON");
 
   setenv("FP2_FAKE_PEERS", "absent", 1);
   nout = nskipped = 0;
