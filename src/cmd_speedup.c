@@ -134,7 +134,7 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
     b[nb].trials = pt[i].trials;
     b[nb].trials_ms = pt[i].trials_ms;
     b[nb].median_ms = stats_median(pt[i].trials_ms, pt[i].trials);
-    b[nb].tflops = flops_dense(&d) / b[nb].median_ms / 1e9;
+    b[nb].tflops = peer_flops(&pt[i], &d) / b[nb].median_ms / 1e9;
     nb++;
   }
   if (rc == EXIT_OK) {

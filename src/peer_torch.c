@@ -67,10 +67,16 @@ static int read_result(const char *path, peer_timing *out, int *nout, peer_skip 
   const cJSON *e;
   cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "peers")) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *trials = cJSON_GetObjectItemCaseSensitive(e, "trials_ms");
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(e, "pairs");
     int n = cJSON_GetArraySize(trials);
     if (!cJSON_IsString(name) || n <= 0 || *nout >= PEERS_MAX) continue;
+    if (!cJSON_IsString(pairs) || (strcmp(pairs->valuestring, "index") != 0 && strcmp(pairs->valuestring, "causal") != 0)) {
+      peers_skip(skipped, nskipped, name->valuestring, "peers.py did not say which pairs it computes (\"pairs\")");
+      continue;
+    }
     peer_timing *t = &out[(*nout)++];
     snprintf(t->name, sizeof t->name, "%s", name->valuestring);
+    t->sparse = strcmp(pairs->valuestring, "index") == 0;
     t->trials_ms = xmalloc(sizeof(double) * (size_t)n);
     t->trials = 0;
     const cJSON *x;
