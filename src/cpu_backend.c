@@ -79,7 +79,9 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
   out->vbar_scale = ref_pooled_operands(p->dtype, cfg->pooled, pb->sv, out->v_mean, out->vbar, npooled);
   double t1 = wall_ms();
   out->max_blocks = problem_max_blocks(pb);
-  if (cfg->density >= 0) {
+  if (cfg->index) {
+    csr_copy(cfg->index, &out->index);
+  } else if (cfg->density >= 0) {
     ref_forced_index(pb, cfg->density, cfg->seed, &out->index);
   } else {
     if (cfg->want_score)

@@ -150,7 +150,7 @@ fail:
 
 int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out, char *err) {
   const fp2_params *p = &pb->p;
-  const int fp8 = p->dtype == FP2_FP8, forced = cfg->density >= 0;
+  const int fp8 = p->dtype == FP2_FP8, forced = cfg->density >= 0 || cfg->index;
   const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
   device_buffers d;
   fp2_plan plan;
@@ -195,7 +195,9 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   if (operands_upload(d.q, pb->q, nq, 0, err) != 0 || operands_upload(d.k, pb->k, nk, 0, err) != 0 ||
       operands_upload(d.v, pb->v, nk, 0, err) != 0)
     goto fail;
-  if (forced) {
+  if (cfg->index) {
+    if (upload_index(cfg->index, &d.index, err) != 0) goto fail;
+  } else if (forced) {
     csr_index c;
     ref_forced_index(pb, cfg->density, cfg->seed, &c);
     int up = upload_index(&c, &d.index, err);

@@ -120,6 +120,9 @@ d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "speedup" and [r["dtype"] for r in d["rows"]] == ["bf16", "fp8"], d["rows"]
 for r in d["rows"]:
     assert r["len"] == 600 and r["total_ms"] > 0 and r["dense"]["n"] >= 1 and r["speedup_dense"] > 0, r
+    # our sparse attention without correction on the same index, for the kernel-for-kernel ratio
+    assert r["attend_nocorr"]["n"] >= 1 and r["attend_nocorr_tflops"] > 0, r
+    assert not any(k.endswith("_kernel") for k in r), r          # no sparse peer ran
 PY
 if command -v gnuplot >/dev/null 2>&1; then
   "$bin" plot "$dir/speedup.json" -o "$dir/speedup.png" >/dev/null 2>"$dir/err.txt" ||
