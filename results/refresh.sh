@@ -49,7 +49,7 @@ case $stage in
     step tile_sm90 "$build/tests/gpu_tile_sm90"
     step check_grid bash tests/gpu_check.sh "$bin"
     step ceilings_cudnn "$build/tests/gpu_ceilings_cudnn"
-    step torch_peers python3 experiments/test_peers.py
+    step torch_peers bash tests/lib/python.sh experiments/test_peers.py
     for tool in memcheck racecheck synccheck; do
       step "sanitizer_${tool}_portable" compute-sanitizer --tool "$tool" --error-exitcode 1 \
         "$bin" check --backend gpu --len 300 --heads 8:2 --rows 64
