@@ -70,6 +70,11 @@ void opts_defaults(fp2_opts *o);
 /* "bf16" or "fp8", as options take them and results record them. */
 static inline const char *dtype_name(int dtype) { return dtype == FP2_FP8 ? "fp8" : "bf16"; }
 
+/* --dtype of the commands that run both precisions in turn: DTYPES_BOTH or an fp2_dtype. */
+#define DTYPES_BOTH 2
+static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH ? "both" : dtype_name(dtypes); }
+#define OPT_DTYPES(d) {"--dtype", OPT_CHOICE, (d), "bf16|fp8|both", "operand precision(s), both: one after the other"}
+
 /* Spec rows for the shared options, to place inside a command's spec table. */
 #define OPTS_SIZES(o)                                                                        \
   {"--len", OPT_SIZE_LIST, &(o)->lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->len_given}, \

@@ -21,7 +21,7 @@
 typedef struct speedup_args {
   fp2_opts o;
   int backend;
-  int dtypes; /* --dtype: 0 bf16, 1 fp8, 2 both */
+  int dtypes; /* --dtype: an fp2_dtype or DTYPES_BOTH */
   const char *peers;
 } speedup_args;
 
@@ -179,13 +179,13 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
 }
 
 int cmd_speedup(int argc, char **argv) {
-  speedup_args a = {.dtypes = 0, .peers = PEERS_DEFAULT};
+  speedup_args a = {.dtypes = FP2_BF16, .peers = PEERS_DEFAULT};
   opts_defaults(&a.o);
   a.o.lens.n = 6;
   for (int i = 0; i < 6; i++) a.o.lens.v[i] = (int64_t)4096 << i;
   const opt_spec specs[] = {
       OPTS_SIZES(&a.o),
-      {"--dtype", OPT_CHOICE, &a.dtypes, "bf16|fp8|both", "operand precision(s)"},
+      OPT_DTYPES(&a.dtypes),
       OPTS_SELECT(&a.o),
       OPTS_DATA(&a.o),
       OPTS_RUN(&a.o),
@@ -222,9 +222,10 @@ int cmd_speedup(int argc, char **argv) {
   }
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("speedup", argc, argv, &a.o, &src, a.backend);
+  experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
   print_header(txt);
   for (int di = 0; di < 2 && rc == EXIT_OK; di++) {
-    if (a.dtypes != 2 && a.dtypes != di) continue;
+    if (a.dtypes != DTYPES_BOTH && a.dtypes != di) continue;
     for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
       fprintf(stderr, "fp2bench: speedup: %s, len %lld\n", dtype_name(di), (long long)a.o.lens.v[li]);
       rc = run_length(&a, &src, a.o.lens.v[li], (fp2_dtype)di, rep, txt);

@@ -119,6 +119,13 @@ report *experiment_report(const char *name, int argc, char **argv, const fp2_opt
   return rep;
 }
 
+void experiment_config_set(report *rep, const char *key, cJSON *item) {
+  if (rep)
+    report_set(report_config(rep), key, item);
+  else
+    cJSON_Delete(item);
+}
+
 int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc) {
   char err[ERR_LEN];
   if (rep && rc == EXIT_OK && report_write(rep, o->out, err) != 0) {

@@ -20,6 +20,7 @@ d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "sweep-alpha" and d["config"]["paper"]["paper_values"], d["config"]
 rows = d["rows"]
 assert [(r["dtype"], r["alpha"]) for r in rows] == [(t, a) for t in ("bf16", "fp8") for a in (0.5, 0.1, 0)], rows
+assert d["config"]["alpha"] == [0.5, 0.1, 0] and d["config"]["dtype"] == "both", d["config"]   # what it swept
 for t in ("bf16", "fp8"):
     dens = [r["density"] for r in rows if r["dtype"] == t]
     assert dens == sorted(dens) and dens[-1] == 1.0, dens          # lower alpha keeps more; alpha 0 keeps all
@@ -35,6 +36,7 @@ d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "correction" and d["config"]["paper"]["paper_values"], d["config"]
 rows = d["rows"]
 assert [r["sparsity"] for r in rows] == [0, 0.9, 0, 0.9], rows
+assert d["config"]["dtype"] == "both", d["config"]
 assert all(r["attend_corrected"]["n"] >= 1 and r["flops_correction"] >= 0 for r in rows), rows
 assert rows[0]["density"] == 1.0 and rows[0]["flops_correction"] == 0, rows[0]
 PY

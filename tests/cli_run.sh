@@ -118,6 +118,7 @@ python3 - "$dir/speedup.json" <<'PY' || fail "speedup's JSON is not as expected"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "speedup" and [r["dtype"] for r in d["rows"]] == ["bf16", "fp8"], d["rows"]
+assert d["config"]["dtype"] == "both", d["config"]                # what ran, not the shared default
 for r in d["rows"]:
     assert r["len"] == 600 and r["total_ms"] > 0 and r["dense"]["n"] >= 1 and r["speedup_dense"] > 0, r
     # our sparse attention without correction on the same index, for the kernel-for-kernel ratio
