@@ -58,6 +58,7 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
       report_put_number(row, "len", (double)len);
       report_put_string(row, "dtype", dtype_name(dt));
       report_put_number(row, "sparsity", a->sparsity.v[i]);
+      report_put_string(row, "kernel", on.kernel);
       report_put_number(row, "density", density_overall(&d));
       report_add_times(row, "attend_corrected", on.t_attend, on.trials);
       report_add_times(row, "attend_uncorrected", off.t_attend, off.trials);

@@ -58,6 +58,7 @@ static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats 
   const double index_ms = r->ms_quant + r->ms_pool + r->ms_select, total = index_ms + r->ms_attend;
   report_put_number(row, "len", (double)len);
   report_put_string(row, "dtype", dtype_name(dt));
+  report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "density", density_overall(d));
   report_add_times(row, "quantise", r->t_quant, r->trials);
   report_add_times(row, "pool", r->t_pool, r->trials);

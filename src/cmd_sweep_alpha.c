@@ -76,6 +76,7 @@ static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, cons
   report_put_number(row, "len", (double)len);
   report_put_string(row, "dtype", dtype_name(dt));
   report_put_number(row, "alpha", alpha);
+  report_put_string(row, "kernel", s->r.kernel);
   report_put_number(row, "density", s->density);
   report_add_times(row, "quantise", s->r.t_quant, s->r.trials);
   report_add_times(row, "pool", s->r.t_pool, s->r.trials);

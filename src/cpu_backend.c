@@ -100,6 +100,7 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
     }
   }
   double t3 = wall_ms();
+  out->kernel = "oracle";
   out->trials = 1;
   out->t_quant = xcalloc(1, sizeof(double));
   out->t_pool = xmalloc(sizeof(double));

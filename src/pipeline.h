@@ -31,6 +31,7 @@ typedef struct pipeline_result {
   float *o;                /* [total_q, hq, dim] or NULL */
   double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
   int on_gpu;              /* which backend produced it */
+  const char *kernel;      /* what attended: "sm90" or "portable" (gpu), "oracle" (cpu) */
   int trials;              /* timed repetitions behind the medians (1 on the cpu) */
   double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
   float *qo, *ko, *vo;     /* gpu, FP8: the operands the kernels quantised (code values) */

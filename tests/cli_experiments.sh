@@ -21,6 +21,7 @@ assert d["experiment"] == "sweep-alpha" and d["config"]["paper"]["paper_values"]
 rows = d["rows"]
 assert [(r["dtype"], r["alpha"]) for r in rows] == [(t, a) for t in ("bf16", "fp8") for a in (0.5, 0.1, 0)], rows
 assert d["config"]["alpha"] == [0.5, 0.1, 0] and d["config"]["dtype"] == "both", d["config"]   # what it swept
+assert all(r["kernel"] == "oracle" for r in rows), rows
 for t in ("bf16", "fp8"):
     dens = [r["density"] for r in rows if r["dtype"] == t]
     assert dens == sorted(dens) and dens[-1] == 1.0, dens          # lower alpha keeps more; alpha 0 keeps all
