@@ -97,17 +97,18 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 # reproduce drives every experiment into one folder with plots and REPORT.md, here in two
 # stages (--steps): the report is assembled from every step's JSON in the folder each time.
-"$bin" reproduce --small --steps speedup-llm,nope --dir "$dir/none" >/dev/null 2>"$dir/err.txt"
+"$bin" reproduce --small --steps speedup-llm-bf16,nope --dir "$dir/none" >/dev/null 2>"$dir/err.txt"
 [ $? -eq 2 ] && grep -q "unknown step 'nope'" "$dir/err.txt" || fail "reproduce --steps nope is not a usage error naming it"
-first="speedup-llm sweep-alpha"
-rest="speedup-density5 correction density-niah breakdown chunked hpc-ops hpc-ops-index-128k"
+first="speedup-llm-bf16 sweep-alpha"
+rest="speedup-llm-fp8 speedup-density5-bf16 speedup-density5-fp8 correction density-niah breakdown chunked"
+rest="$rest hpc-ops hpc-ops-index-128k"
 "$bin" reproduce --small --steps "${first// /,}" --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" ||
   fail "reproduce --steps failed: $(tail -3 "$dir/err.txt")"
 for f in $first; do [ -s "$dir/rep/$f.json" ] || fail "reproduce --steps wrote no $f.json"; done
 for f in $rest; do [ ! -e "$dir/rep/$f.json" ] || fail "reproduce --steps ran $f too"; done
-[ "$(grep -c '^Not run yet' "$dir/rep/REPORT.md" 2>/dev/null)" = 7 ] || fail "REPORT.md does not list the 7 steps not run"
+[ "$(grep -c '^Not run yet' "$dir/rep/REPORT.md" 2>/dev/null)" = 9 ] || fail "REPORT.md does not list the 9 steps not run"
 # The second stage reports the first stage's JSON as it finds it: a length of 128K, written in full.
-python3 - "$dir/rep/speedup-llm.json" <<'PY' || fail "cannot edit speedup-llm.json"
+python3 - "$dir/rep/speedup-llm-bf16.json" <<'PY' || fail "cannot edit speedup-llm-bf16.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["rows"][0]["len"] = 131072
@@ -116,14 +117,14 @@ PY
 "$bin" reproduce --small --steps "${rest// /,}" --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" ||
   fail "reproduce failed: $(tail -3 "$dir/err.txt")"
 for f in $first $rest; do [ -s "$dir/rep/$f.json" ] || fail "reproduce wrote no $f.json"; done
-[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 9 ] || fail "REPORT.md does not have 9 sections"
+[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 11 ] || fail "REPORT.md does not have 11 sections"
 grep -q "^Not run yet" "$dir/rep/REPORT.md" && fail "REPORT.md of the second stage misses the first stage's steps"
 grep -q "numbers mean nothing" "$dir/rep/REPORT.md" || fail "REPORT.md of a --small run does not say so"
 [ ! -e "$dir/rep/REPORT.md.tmp" ] || fail "reproduce left its temporary report"
 python3 - "$dir/rep/REPORT.md" <<'PY' || fail "REPORT.md is not as expected"
 import re, sys
 text = open(sys.argv[1]).read()
-assert "| bf16 | oracle | 131072 |" in text, "lengths are not written as integers"   # speedup-llm's first row
+assert "| bf16 | oracle | 131072 |" in text, "lengths are not written as integers"   # speedup-llm-bf16's first row
 assert not re.search(r"\d\.\d+e\+\d", text), "a number in exponent form: " + re.search(r"\S*\d\.\d+e\+\d\S*", text).group()
 for section in text.split("\n## ")[1:]:
     said = [l for l in section.splitlines() if l.startswith("- ")]
