@@ -39,8 +39,9 @@ torch.cuda.Event records around that one call. Every trial is reported in ms.
 
 OUT.json: {"schema": "fp2bench-peers/1", "torch": ..., "device": ..., "peers": [{"name",
 "trials_ms", "checked_rows", "max_rel_err" (the worst sampled row's relative L2 error),
-"rel_l2_err" (over all sampled rows: the checked figure), "gqa", ...; flex adds "note" and
-"block_mask"}], "skipped": [{"name", "why"}], "cuda", "cudnn", "triton", "input", "trials",
+"rel_l2_err" (over all sampled rows: the checked figure), "pairs" (what it computes, for its
+TFLOP/s: "causal" every causal pair, "index" the pairs of fp2bench's index without correction),
+"gqa", ...; flex adds "note" and "block_mask"}], "skipped": [{"name", "why"}], "cuda", "cudnn", "triton", "input", "trials",
 "warmup", "check", "timing"}.
 
 Exit codes: 0 it ran (peers that could not run or failed their check are under "skipped"),
@@ -641,7 +642,8 @@ def run_peer(name, ctx, args, trials, flush, log):
             except Exception:
                 pass
     times = time_calls(fn, hold, args.warmup, trials, flush)
-    entry = {"name": name, "trials_ms": times, "checked_rows": n, "max_rel_err": worst, "rel_l2_err": rel}
+    entry = {"name": name, "trials_ms": times, "checked_rows": n, "max_rel_err": worst, "rel_l2_err": rel,
+             "pairs": "index" if name == "flex" else "causal"}
     entry.update(info)
     med = sorted(times)[len(times) // 2]
     err = f"rel. error {rel:.3g} (worst row {worst:.3g}) over {n} rows" if n else "not checked"

@@ -9,7 +9,8 @@ fallback safetensors writer of record_qkv.py; runs peers.py on it and checks:
   - exit 0, OUT.json's schema, torch and device; each of fa2, sdpa_cudnn and flex either timed
     (as many positive trials as the file's metadata asks, checked rows, error under 2e-2) or
     skipped with a reason that is not a failed check; flex present where triton is installed,
-    with its note on the missing mean correction; --trials and --peers override;
+    with its note on the missing mean correction, each with the pairs it computes ("index" for
+    flex, "causal" for the others); --trials and --peers override;
   - the BlockMask peers.py builds is fp2bench's index, block by block (partial and full blocks
     against a mask built here from the kept sets), in one create_block_mask call and in the
     sliced form used for long inputs;
@@ -332,6 +333,9 @@ def main():
                   f"{name}: checked against the float64 reference",
                   f"rows {p.get('checked_rows')}, rel l2 {p.get('rel_l2_err')}, worst row {p.get('max_rel_err')}, "
                   f"gqa {p.get('gqa')}")
+            want = "index" if name == "flex" else "causal"
+            check(p.get("pairs") == want, f"{name}: computes the {want} pairs (its TFLOP/s in fp2bench)",
+                  f"{p.get('pairs')}")
         elif name in skipped:
             why = skipped[name].get("why", "")
             check(isinstance(why, str) and why.strip() and "check failed" not in why,

@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
 # Re-measures, on a machine with a GPU, what results/<gpu>/ holds, in stages that each fit a
-# 10-minute slot (run them one after the other, or all at once where time allows):
+# 10-minute slot (run them one after the other). The estimates are for an H200, from the sizes
+# and the times measured there (128K: sm90 dense BF16 451 ms, portable dense FP8 1258 ms,
+# cuDNN 247 ms, FA2 422 ms; 32K sm90 dense 28.7 ms; the oracle's 128K synth data ~19 s on 2
+# cores, a few s on 16), plus about 40 s a length for the torch peers (python and torch start,
+# flex compiles for each shape) — the least certain term:
 #
-#   verify    the gpu tests (Hopper building blocks, check over the grid with both kernels,
-#             ceilings and the cuDNN peer, the torch peers), compute-sanitizer on a small
-#             check with each kernel, info --measure
-#   speedup   speedup BF16 and FP8 with every peer on synth:llm (portable kernel), speedup
-#             BF16 with the sm90 kernel, breakdown
-#   baseline  the committed baselines of the perf job, then regress against a fresh run
-#   reproduce fp2bench reproduce (tens of minutes: give it the time)
+#   verify        the gpu tests (Hopper building blocks, check over the grid with both
+#                 kernels, ceilings and the cuDNN peer, the torch peers), compute-sanitizer
+#                 on a small check with each kernel, info --measure              ~6-8 min
+#   speedup-bf16  speedup BF16 4K-128K with every peer (cudnn,torch; --kernel auto: sm90
+#                 on Hopper) into speedup-bf16.json                               ~5 min
+#   speedup-fp8   the same in FP8 (portable kernel) into speedup-fp8.json         ~6 min
+#   baseline      the perf job's baseline (speedup both dtypes, no peers, 10 trials), then
+#                 regress against a fresh run (SAME expected)                    ~4-5 min
+#   reproduce-1   reproduce --steps speedup-llm-bf16                              ~5 min
+#   reproduce-2   reproduce --steps speedup-llm-fp8                               ~6 min
+#   reproduce-3   reproduce --steps speedup-density5-bf16                         ~5 min
+#   reproduce-4   reproduce --steps speedup-density5-fp8                          ~5-6 min
+#   reproduce-5   reproduce --steps sweep-alpha,correction,chunked (64K; sweep-alpha's fp64
+#                 quality reference on the cpu dominates)                        ~4-6 min
+#   reproduce-6   reproduce --steps density-niah,breakdown,hpc-ops,hpc-ops-index-128k (synth
+#                 data up to 256K dominates)                                      ~3-4 min
+#
+# Each reproduce-N stage rewrites REPORT.md from every step's JSON in OUT_DIR, so after the
+# last one it is the full report.
 #
 #   results/refresh.sh STAGE [BUILD_DIR [OUT_DIR]]   defaults: build, results/<gpu>
 #
@@ -17,10 +33,11 @@
 set -u
 cd "$(dirname "$0")/.."
 stage=${1:-}
-case $stage in
-  verify | speedup | baseline | reproduce) ;;
+stages="verify speedup-bf16 speedup-fp8 baseline reproduce-1 reproduce-2 reproduce-3 reproduce-4 reproduce-5 reproduce-6"
+case " $stages " in
+  *" $stage "*) ;;
   *)
-    echo "usage: results/refresh.sh verify|speedup|baseline|reproduce [BUILD_DIR [OUT_DIR]]" >&2
+    echo "usage: results/refresh.sh ${stages// /|} [BUILD_DIR [OUT_DIR]]" >&2
     exit 2
     ;;
 esac
@@ -49,26 +66,34 @@ case $stage in
     step tile_sm90 "$build/tests/gpu_tile_sm90"
     step check_grid bash tests/gpu_check.sh "$bin"
     step ceilings_cudnn "$build/tests/gpu_ceilings_cudnn"
-    step torch_peers python3 experiments/test_peers.py
+    step torch_peers bash tests/lib/python.sh experiments/test_peers.py
     for tool in memcheck racecheck synccheck; do
       step "sanitizer_${tool}_portable" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-        "$bin" check --backend gpu --len 300 --heads 8:2 --rows 64
+        "$bin" check --backend gpu --kernel portable --len 300 --heads 8:2 --rows 64
       step "sanitizer_${tool}_sm90" compute-sanitizer --tool "$tool" --error-exitcode 1 \
         "$bin" check --backend gpu --kernel sm90 --dtype bf16 --len 300 --heads 8:2 --rows 64
     done
     step info "$bin" info --measure --out "$out/info.json"
     ;;
-  speedup)
-    step speedup_llm "$bin" speedup --dtype both --out "$out/speedup-llm.json"
-    step speedup_sm90_bf16 "$bin" speedup --kernel sm90 --dtype bf16 --peers cudnn --out "$out/speedup-sm90-bf16.json"
-    step breakdown "$bin" breakdown --out "$out/breakdown.json"
+  speedup-bf16 | speedup-fp8)
+    dtype=${stage#speedup-}
+    step "speedup_$dtype" "$bin" speedup --dtype "$dtype" --len 4k,8k,16k,32k,64k,128k --peers cudnn,torch \
+      --kernel auto --out "$out/speedup-$dtype.json"
     ;;
   baseline)
     step baseline "$bin" speedup --dtype both --peers none --trials 10 --out "$out/baseline-speedup.json"
     step regress_same "$bin" regress --baseline "$out/baseline-speedup.json"
     ;;
-  reproduce)
-    step reproduce "$bin" reproduce --dir "$out"
+  reproduce-*)
+    case $stage in
+      reproduce-1) steps=speedup-llm-bf16 ;;
+      reproduce-2) steps=speedup-llm-fp8 ;;
+      reproduce-3) steps=speedup-density5-bf16 ;;
+      reproduce-4) steps=speedup-density5-fp8 ;;
+      reproduce-5) steps=sweep-alpha,correction,chunked ;;
+      reproduce-6) steps=density-niah,breakdown,hpc-ops,hpc-ops-index-128k ;;
+    esac
+    step "reproduce_${steps//,/_}" "$bin" reproduce --steps "$steps" --dir "$out"
     ;;
 esac
 

@@ -28,6 +28,7 @@ void opts_defaults(fp2_opts *o) {
   o->density = -1.0;
   o->seed = 1;
   o->backend = BACKEND_AUTO;
+  o->kernel = KERNEL_AUTO;
   o->trials = 5;
 }
 
@@ -426,7 +427,7 @@ int opts_validate(const fp2_opts *o, char *err) {
     err_set(err, "--seed: must not be negative");
     return -1;
   }
-  if (o->kernel == FP2_KERNEL_SM90) {
+  if (o->kernel == KERNEL_SM90) {
     const fp2_params p = opts_params(o);
     if (fp2_sm90_supports_shape(&p) != FP2_OK) {
       err_set(err, "--kernel sm90: %s", fp2_error_message());
@@ -461,8 +462,13 @@ fp2_params opts_params(const fp2_opts *o) {
   p.recent = o->recent;
   p.correction = !o->no_correction;
   p.dtype = (fp2_dtype)o->dtype;
-  p.kernel = (fp2_kernel)o->kernel;
+  p.kernel = o->kernel == KERNEL_SM90 ? FP2_KERNEL_SM90 : FP2_KERNEL_PORTABLE;
   return p;
+}
+
+fp2_kernel kernel_auto_pick(const fp2_params *p, int cc_major) {
+  const int fits = cc_major == 9 && p->dtype == FP2_BF16 && fp2_sm90_supports_shape(p) == FP2_OK;
+  return fits ? FP2_KERNEL_SM90 : FP2_KERNEL_PORTABLE;
 }
 
 int opts_backend(const fp2_opts *o, int gpu_present) {

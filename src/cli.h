@@ -43,7 +43,9 @@ typedef struct double_list {
 enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_GPU };
 #define BACKEND_CHOICES "auto|cpu|gpu"
 #define DTYPE_CHOICES "bf16|fp8"
-#define KERNEL_CHOICES "portable|sm90" /* in fp2_kernel's order */
+/* --kernel: auto picks sm90 where it applies (kernel_auto_pick), portable elsewhere. */
+enum { KERNEL_AUTO, KERNEL_PORTABLE, KERNEL_SM90 };
+#define KERNEL_CHOICES "auto|portable|sm90"
 
 /* The options every experiment shares (issue: parsed once, the same everywhere). */
 typedef struct fp2_opts {
@@ -58,7 +60,7 @@ typedef struct fp2_opts {
   int64_t seed;
   int backend;
   int trials;        /* timed repetitions after one warm-up (gpu) */
-  int kernel;        /* fp2_kernel: the gpu attention kernel */
+  int kernel;        /* KERNEL_AUTO, KERNEL_PORTABLE or KERNEL_SM90: the gpu attention kernel */
   const char *out;   /* JSON destination; NULL: none, "-": stdout */
   /* Which options were given: a recorded file must agree with them, and grids such as
      check's take a given option as the only value of its axis. */
@@ -69,6 +71,11 @@ void opts_defaults(fp2_opts *o);
 
 /* "bf16" or "fp8", as options take them and results record them. */
 static inline const char *dtype_name(int dtype) { return dtype == FP2_FP8 ? "fp8" : "bf16"; }
+
+/* --dtype of the commands that run both precisions in turn: DTYPES_BOTH or an fp2_dtype. */
+#define DTYPES_BOTH 2
+static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH ? "both" : dtype_name(dtypes); }
+#define OPT_DTYPES(d) {"--dtype", OPT_CHOICE, (d), "bf16|fp8|both", "operand precision(s), both: one after the other"}
 
 /* Spec rows for the shared options, to place inside a command's spec table. */
 #define OPTS_SIZES(o)                                                                        \
@@ -102,7 +109,8 @@ static inline const char *dtype_name(int dtype) { return dtype == FP2_FP8 ? "fp8
 #define OPTS_RUN(o)                                                         \
   {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \
   {"--kernel", OPT_CHOICE, &(o)->kernel, KERNEL_CHOICES,                              \
-   "gpu attention kernel: portable (mma.sync) or sm90 (wgmma; bf16, --dim 128, --block 128)"}, \
+   "gpu attention kernel: sm90 (wgmma; bf16, --dim 128, --block 128 --qtile 128) or portable " \
+   "(mma.sync); auto: sm90 on an sm_90 GPU for the bf16 shapes it takes, portable elsewhere"}, \
   {"--out", OPT_STRING, &(o)->out, "FILE.json", "write the JSON result (- for stdout)"}
 
 /* Every shared option: the start of each experiment's spec table. */
@@ -123,8 +131,16 @@ int parse_double_list(const char *s, double_list *out, char *err);
 /* Shape and parameter checks common to all experiments; 0 or -1 with err naming the option. */
 int opts_validate(const fp2_opts *o, char *err);
 
-/* Algorithm parameters of the library API from the options. */
+/* Algorithm parameters of the library API from the options (--kernel auto gives portable
+   here; the gpu backend picks per GPU with kernel_auto_pick). */
 fp2_params opts_params(const fp2_opts *o);
+
+/* The kernel --kernel auto runs for p on a GPU of compute capability cc_major.x: sm90 on
+   sm_90 for a BF16 shape it takes (fp2_sm90_supports_shape), portable otherwise. */
+fp2_kernel kernel_auto_pick(const fp2_params *p, int cc_major);
+
+/* "sm90" or "portable", as results record them. */
+static inline const char *kernel_name(fp2_kernel k) { return k == FP2_KERNEL_SM90 ? "sm90" : "portable"; }
 
 /* Resolves --backend auto; prints why when the gpu was asked for but is absent. */
 int opts_backend(const fp2_opts *o, int gpu_present);

@@ -49,6 +49,7 @@ static int run_length(const breakdown_args *a, const data_source *src, int64_t l
   if (rep) {
     cJSON *row = report_add_row(rep);
     report_put_number(row, "len", (double)len);
+    report_put_string(row, "kernel", on.kernel);
     report_put_number(row, "density", density_overall(&d));
     report_add_times(row, "quantise", on.t_quant, on.trials);
     report_add_times(row, "pool", on.t_pool, on.trials);

@@ -44,6 +44,7 @@ typedef struct case_result {
   output_diff out;
   int64_t operand_mismatches; /* gpu FP8: quantised operands differing from the host's */
   double pooled_error;        /* gpu: pooled means against the oracle's, relative */
+  const char *kernel;         /* pipeline_result.kernel: what attended */
   int ok;
 } case_result;
 
@@ -130,6 +131,7 @@ static void run_case(const check_args *a, int backend, const check_case *c, uint
     kbar_ref_scale = ref_pooled_operands(pb.p.dtype, POOLED_EXACT, pb.sk, r.k_mean, exact_kbar, n);
     kbar_ref = exact_kbar;
   }
+  res->kernel = r.kernel;
   double tol = a->flip_tol > 0 ? a->flip_tol : default_flip_tol(backend, c->dtype);
   check_index(&pb, kbar_ref, kbar_ref_scale, &r.index, tol, a->show, &res->index);
   check_outputs(&pb, &r, &rows, r.o, a->show, &res->out);
@@ -159,6 +161,7 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
   report_put_string(row, "data", c->data);
   report_put_string(row, "dtype", dtype_name(c->dtype));
   report_put(row, "correction", cJSON_CreateBool(c->correction));
+  report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "index_blocks", (double)r->index.blocks);
   report_put_number(row, "index_flips", (double)r->index.flips);
   report_put_number(row, "index_worst_flip", r->index.worst_flip);

@@ -18,6 +18,7 @@ typedef struct chunked_args {
 } chunked_args;
 
 typedef struct pass_total {
+  const char *kernel; /* pipeline_result.kernel of its passes */
   double index_ms, attend_ms;
   double computed, causal; /* pairs */
 } pass_total;
@@ -28,6 +29,7 @@ static int one_pass(const chunked_args *a, problem *pb, pass_total *t, char *err
   if (backend_pipeline(a->backend, pb, &cfg, a->o.trials, &r, err) != 0) return -1;
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
+  t->kernel = r.kernel;
   t->index_ms += r.ms_quant + r.ms_pool + r.ms_select;
   t->attend_ms += r.ms_attend;
   t->computed += d.computed;
@@ -61,6 +63,7 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
   report_put_number(row, "len", (double)len);
   report_put_string(row, "mode", mode);
   report_put_number(row, "chunk", (double)chunk);
+  report_put_string(row, "kernel", t->kernel);
   report_put_number(row, "density", t->computed / t->causal);
   report_put_number(row, "index_ms", t->index_ms);
   report_put_number(row, "attend_ms", t->attend_ms);

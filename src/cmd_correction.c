@@ -58,6 +58,7 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
       report_put_number(row, "len", (double)len);
       report_put_string(row, "dtype", dtype_name(dt));
       report_put_number(row, "sparsity", a->sparsity.v[i]);
+      report_put_string(row, "kernel", on.kernel);
       report_put_number(row, "density", density_overall(&d));
       report_add_times(row, "attend_corrected", on.t_attend, on.trials);
       report_add_times(row, "attend_uncorrected", off.t_attend, off.trials);
@@ -74,12 +75,12 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
 }
 
 int cmd_correction(int argc, char **argv) {
-  correction_args a = {.sparsity = {10, {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}, .dtypes = 2};
+  correction_args a = {.sparsity = {10, {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}, .dtypes = DTYPES_BOTH};
   opts_defaults(&a.o);
   a.o.lens.v[0] = 65536;
   const opt_spec specs[] = {
       OPTS_SIZES(&a.o),
-      {"--dtype", OPT_CHOICE, &a.dtypes, "bf16|fp8|both", "operand precision(s)"},
+      OPT_DTYPES(&a.dtypes),
       {"--sparsity", OPT_DOUBLE_LIST, &a.sparsity, "S[,S...]", "share of causal blocks dropped, each in [0,1)"},
       OPTS_BLOCKS(&a.o),
       OPTS_MASKED_DATA(&a.o),
@@ -106,9 +107,10 @@ int cmd_correction(int argc, char **argv) {
   if (a.backend < 0) return -a.backend;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("correction", argc, argv, &a.o, &src, a.backend);
+  experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
   fprintf(txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
           "extra ms", "overhead");
   for (int di = 0; di < 2 && rc == EXIT_OK; di++)
-    if (a.dtypes == 2 || a.dtypes == di) rc = run_dtype(&a, &src, (fp2_dtype)di, rep, txt);
+    if (a.dtypes == DTYPES_BOTH || a.dtypes == di) rc = run_dtype(&a, &src, (fp2_dtype)di, rep, txt);
   return experiment_write("correction", rep, &a.o, rc);
 }

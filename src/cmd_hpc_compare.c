@@ -90,7 +90,10 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
     report_put_number(row, "csr_bytes", b.csr);
     report_put_number(row, "csr_saving", 1 - b.csr / b.hpc_mask);
     report_put_number(row, "index_alloc_bytes", b.alloc);
-    if (gpu) report_add_times(row, "attend", r.t_attend, r.trials);
+    if (gpu) {
+      report_put_string(row, "kernel", r.kernel);
+      report_add_times(row, "attend", r.t_attend, r.trials);
+    }
   }
   density_free(&d);
   pipeline_result_free(&r);

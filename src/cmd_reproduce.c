@@ -1,13 +1,17 @@
 /* fp2bench reproduce: every experiment the tool reproduces, one after the other into one
    folder (results/<gpu>/ by default): the JSON of each, its plot, and REPORT.md with our
    numbers beside the paper's. Each step runs as its own fp2bench process, so that one
-   failing step is reported and the others still run. */
+   failing step is reported and the others still run. --steps runs a subset (a GPU slot may
+   not hold them all); REPORT.md is always assembled from every step's JSON in the folder, so
+   that staged runs end with one full report. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -26,17 +30,26 @@ typedef struct step {
   const char *args[MAX_ARGS];
 } step;
 
+/* One step per dtype for the speedups: with every peer, both would pass a 10-minute GPU slot. */
+#define SPEEDUP_LLM_COLUMNS                                                                                     \
+  "dtype kernel len density index_ms attend.median_ms attend_nocorr.median_ms total_ms dense.median_ms "        \
+  "speedup_dense speedup_cudnn speedup_fa2 speedup_sdpa_cudnn speedup_flex speedup_flex_kernel attend_tflops " \
+  "dense_tflops"
+#define SPEEDUP_DENSITY5_COLUMNS                                                                         \
+  "dtype kernel len density index_ms attend.median_ms attend_nocorr.median_ms total_ms dense.median_ms " \
+  "speedup_dense speedup_cudnn speedup_fa2 speedup_flex speedup_flex_kernel attend_tflops"
+
 static const step steps[] = {
-    {"speedup-llm", "Operator speedup on synth:llm (Tab. 1, right)",
-     "dtype len density index_ms attend.median_ms total_ms dense.median_ms speedup_dense speedup_fa2 speedup_sdpa_cudnn "
-     "speedup_flex attend_tflops dense_tflops",
-     {"speedup", "--dtype", "both", NULL}},
-    {"speedup-density5", "Operator speedup at a forced density of 5%",
-     "dtype len density index_ms attend.median_ms total_ms dense.median_ms speedup_dense speedup_fa2 speedup_flex "
-     "attend_tflops",
-     {"speedup", "--dtype", "both", "--density", "0.05", NULL}},
+    {"speedup-llm-bf16", "Operator speedup on synth:llm, BF16 (Tab. 1, right)", SPEEDUP_LLM_COLUMNS,
+     {"speedup", "--dtype", "bf16", NULL}},
+    {"speedup-llm-fp8", "Operator speedup on synth:llm, FP8 (Tab. 1, right)", SPEEDUP_LLM_COLUMNS,
+     {"speedup", "--dtype", "fp8", NULL}},
+    {"speedup-density5-bf16", "Operator speedup at a forced density of 5%, BF16", SPEEDUP_DENSITY5_COLUMNS,
+     {"speedup", "--dtype", "bf16", "--density", "0.05", NULL}},
+    {"speedup-density5-fp8", "Operator speedup at a forced density of 5%, FP8", SPEEDUP_DENSITY5_COLUMNS,
+     {"speedup", "--dtype", "fp8", "--density", "0.05", NULL}},
     {"sweep-alpha", "Threshold sweep at 64K (Tab. 9)",
-     "dtype alpha density rel_error_corrected rel_error_uncorrected mass_recall needle_recall",
+     "dtype kernel alpha density rel_error_corrected rel_error_uncorrected mass_recall needle_recall",
      {"sweep-alpha", NULL}},
     {"correction", "Cost of the mean correction at 64K (Fig. 6)",
      "dtype sparsity density attend_corrected.median_ms attend_uncorrected.median_ms overhead_ms overhead",
@@ -80,8 +93,38 @@ static const cJSON *field(const cJSON *row, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(row, first), dot + 1);
 }
 
+#define NSTEPS (sizeof steps / sizeof steps[0])
+
+/* The step names, comma-separated, for --help and messages. */
+static const char *step_names(char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < NSTEPS && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", steps[i].file);
+  return buf;
+}
+
+/* --steps LIST: want[i] = 1 for each step named; -1 with err naming an unknown one. */
+static int pick_steps(const char *list, unsigned char *want, char *err) {
+  for (const char *p = list;;) {
+    const size_t n = strcspn(p, ",");
+    size_t i = 0;
+    while (i < NSTEPS && !(strlen(steps[i].file) == n && strncmp(steps[i].file, p, n) == 0)) i++;
+    if (i == NSTEPS) {
+      char names[512];
+      err_set(err, "--steps: unknown step '%.*s' (%s)", (int)(n < 64 ? n : 64), p, step_names(names, sizeof names));
+      return -1;
+    }
+    want[i] = 1;
+    if (!p[n]) return 0;
+    p += n + 1;
+  }
+}
+
 static void cell(FILE *f, const cJSON *x) {
-  if (cJSON_IsNumber(x))
+  if (cJSON_IsNumber(x) && fabs(x->valuedouble) < 1e15 && x->valuedouble == floor(x->valuedouble))
+    fprintf(f, " %lld |", (long long)x->valuedouble); /* lengths, counts and bytes in full */
+  else if (cJSON_IsNumber(x))
     fprintf(f, " %.4g |", x->valuedouble);
   else if (cJSON_IsString(x))
     fprintf(f, " %s |", x->valuestring);
@@ -91,7 +134,25 @@ static void cell(FILE *f, const cJSON *x) {
     fprintf(f, " - |");
 }
 
-/* One section of REPORT.md: provenance, the table, and the paper's statements. */
+/* A paper value's statement: its quote, else its statement; NULL when it has neither. */
+static const char *statement(const cJSON *v) {
+  const cJSON *q = cJSON_GetObjectItemCaseSensitive(v, "quote");
+  if (!cJSON_IsString(q)) q = cJSON_GetObjectItemCaseSensitive(v, "statement");
+  return cJSON_IsString(q) ? q->valuestring : NULL;
+}
+
+/* Whether a value before v in values has v's statement (several values quote one sentence). */
+static int said_before(const cJSON *values, const cJSON *v) {
+  const cJSON *e;
+  cJSON_ArrayForEach(e, values) {
+    if (e == v) return 0;
+    if (statement(e) && strcmp(statement(e), statement(v)) == 0) return 1;
+  }
+  return 0;
+}
+
+/* The body of one section of REPORT.md: provenance, the table, and the paper's statements,
+   each once. */
 static void report_section(FILE *f, const step *s, const cJSON *doc) {
   const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
   const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(prov, "gpu");
@@ -99,8 +160,7 @@ static void report_section(FILE *f, const step *s, const cJSON *doc) {
   const cJSON *commit = cJSON_GetObjectItemCaseSensitive(prov, "git_commit");
   const cJSON *date = cJSON_GetObjectItemCaseSensitive(prov, "date_utc");
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(gpu, "name");
-  fprintf(f, "## %s\n\n`%s` — %s, commit %.12s, %s. Data: `%s.json`, plot: `%s.png`.\n\n", s->title,
-          cJSON_IsString(cmd) ? cmd->valuestring : "?", cJSON_IsString(name) ? name->valuestring : "no GPU",
+  fprintf(f, "`%s` — %s, commit %.12s, %s. Data: `%s.json`, plot: `%s.png`.\n\n", cJSON_IsString(cmd) ? cmd->valuestring : "?", cJSON_IsString(name) ? name->valuestring : "no GPU",
           cJSON_IsString(commit) ? commit->valuestring : "?", cJSON_IsString(date) ? date->valuestring : "?", s->file,
           s->file);
   char cols[512];
@@ -126,9 +186,7 @@ static void report_section(FILE *f, const step *s, const cJSON *doc) {
     fprintf(f, "\nThe paper (%s, %s):\n\n", cJSON_IsString(src) ? src->valuestring : "?",
             cJSON_IsString(pg) ? pg->valuestring : "?");
     cJSON_ArrayForEach(v, values) {
-      const cJSON *q = cJSON_GetObjectItemCaseSensitive(v, "quote");
-      if (!cJSON_IsString(q)) q = cJSON_GetObjectItemCaseSensitive(v, "statement");
-      if (cJSON_IsString(q)) fprintf(f, "- %s\n", q->valuestring);
+      if (statement(v) && !said_before(values, v)) fprintf(f, "- %s\n", statement(v));
     }
   }
   fprintf(f, "\n");
@@ -164,11 +222,65 @@ static int run_step(const step *s, const char *dir, int extra_argc, char **extra
 static char *small_args[] = {"--len", "1k", "--heads", "8:2", "--dim", "32", "--backend", "cpu"};
 static char *quick_args[] = {"--len", "16k"};
 
+/* REPORT.md from every step's JSON in dir, written to a temporary file and renamed at the end
+   (an interrupted run leaves the previous report whole). why[i]: the failure of step i in this
+   run, or "". mode: the flag of this run, for the header. Returns the number of results that
+   could not be read, or -1 with err when the report could not be written. */
+static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], char *err) {
+  char path[1200], tmp[1300];
+  snprintf(path, sizeof path, "%s/REPORT.md", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *md = fopen(tmp, "w");
+  if (!md) {
+    err_set(err, "cannot create '%s': %s", tmp, strerror(errno));
+    return -1;
+  }
+  fprintf(md, "# fp2bench reproduction of FlashPrefill V2's operator-level results\n\n"
+              "Assembled by `fp2bench reproduce%s` from every step's JSON in this folder; each section names "
+              "the command and commit that wrote its table.%s\n\n",
+          mode, strcmp(mode, " --small") == 0 ? " **The last run was a test at a tiny size on the cpu: its numbers "
+                                                 "mean nothing.**"
+                : strcmp(mode, " --quick") == 0 ? " **The last run was a smoke run with every step at 16K only: not "
+                                                  "the paper's lengths.**"
+                                                : "");
+  int unreadable = 0;
+  for (size_t i = 0; i < NSTEPS; i++) {
+    char json[1200], lerr[ERR_LEN];
+    snprintf(json, sizeof json, "%s/%s.json", dir, steps[i].file);
+    fprintf(md, "## %s\n\n", steps[i].title);
+    if (why[i][0]) fprintf(md, "Failed in this run: %s.\n\n", why[i]);
+    if (access(json, F_OK) != 0) {
+      fprintf(md, "Not run yet (`fp2bench reproduce --steps %s`).\n\n", steps[i].file);
+      continue;
+    }
+    cJSON *doc = NULL;
+    if (report_load(json, &doc, lerr) != 0) {
+      fprintf(md, "Its result cannot be read: %s.\n\n", lerr);
+      unreadable++;
+      continue;
+    }
+    if (why[i][0]) fprintf(md, "An earlier result:\n\n");
+    report_section(md, &steps[i], doc);
+    cJSON_Delete(doc);
+  }
+  const int bad = ferror(md);
+  if (fclose(md) != 0 || bad || rename(tmp, path) != 0) {
+    err_set(err, "cannot write '%s': %s", path, strerror(errno));
+    remove(tmp);
+    return -1;
+  }
+  return unreadable;
+}
+
 int cmd_reproduce(int argc, char **argv) {
-  const char *dir = NULL;
+  const char *dir = NULL, *list = NULL;
   int small = 0, quick = 0;
+  char names[512], steps_help[640];
+  snprintf(steps_help, sizeof steps_help, "run only these steps, comma-separated (default: all): %s",
+           step_names(names, sizeof names));
   const opt_spec specs[] = {
       {"--dir", OPT_STRING, &dir, "DIR", "where the results go (default: results/<gpu>)"},
+      {"--steps", OPT_STRING, &list, "NAME[,NAME...]", steps_help},
       {"--quick", OPT_FLAG, &quick, NULL, "every step at 16K only: a smoke run of a few minutes on a GPU"},
       {"--small", OPT_FLAG, &small, NULL, "a tiny size on the cpu backend, to test this driver (numbers mean nothing)"},
   };
@@ -176,11 +288,21 @@ int cmd_reproduce(int argc, char **argv) {
                      "Run every experiment the tool reproduces (speedup on synth:llm and at 5% density,\n"
                      "sweep-alpha, correction, density on synth:niah, breakdown, chunked, the index against\n"
                      "HPC-Ops') at the paper's settings into one folder: each step's JSON and plot, and\n"
-                     "REPORT.md with our numbers beside the paper's. Takes tens of minutes on a GPU.",
+                     "REPORT.md with our numbers beside the paper's. All steps take tens of minutes on a\n"
+                     "GPU; --steps runs some of them, and REPORT.md is assembled from every step's JSON\n"
+                     "in the folder each time (steps not run yet say so), so that runs in stages end with\n"
+                     "one full report.",
                      specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;
   if (small && quick) {
     fail("reproduce: --small and --quick exclude each other");
+    return EXIT_USAGE;
+  }
+  char err[ERR_LEN];
+  unsigned char want[NSTEPS];
+  memset(want, list ? 0 : 1, sizeof want);
+  if (list && pick_steps(list, want, err) != 0) {
+    fail("reproduce: %s", err);
     return EXIT_USAGE;
   }
   char slug[64], dirbuf[256];
@@ -193,45 +315,25 @@ int cmd_reproduce(int argc, char **argv) {
     fail("reproduce: cannot create '%s': %s", dir, strerror(errno));
     return EXIT_RUNTIME;
   }
-  int failed = 0;
-  char report_path[1200], err[ERR_LEN];
-  snprintf(report_path, sizeof report_path, "%s/REPORT.md", dir);
-  FILE *md = fopen(report_path, "w");
-  if (!md) {
-    fail("reproduce: cannot create '%s': %s", report_path, strerror(errno));
-    return EXIT_RUNTIME;
-  }
-  fprintf(md, "# fp2bench reproduction of FlashPrefill V2's operator-level results\n\n"
-              "Written by `fp2bench reproduce%s`; every table below comes from the JSON beside it.%s\n\n",
-          small ? " --small" : quick ? " --quick" : "",
-          small   ? " **A test run at a tiny size on the cpu: the numbers mean nothing.**"
-          : quick ? " **A smoke run with every step at 16K only: not the paper's lengths.**"
-                  : "");
   char **extra = small ? small_args : quick_args;
   const int nextra = small ? NOPTS(small_args) : quick ? NOPTS(quick_args) : 0;
-  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-    if (run_step(&steps[i], dir, nextra, extra, err) != 0) {
-      fail("reproduce: %s", err);
-      fprintf(md, "## %s\n\nFailed: %s.\n\n", steps[i].title, err);
+  char why[NSTEPS][ERR_LEN];
+  int failed = 0, ran = 0;
+  for (size_t i = 0; i < NSTEPS; i++) {
+    why[i][0] = '\0';
+    if (!want[i]) continue;
+    ran++;
+    if (run_step(&steps[i], dir, nextra, extra, why[i]) != 0) {
+      fail("reproduce: %s", why[i]);
       failed++;
-      continue;
     }
-    char json[1200];
-    snprintf(json, sizeof json, "%s/%s.json", dir, steps[i].file);
-    cJSON *doc = NULL;
-    if (report_load(json, &doc, err) != 0) {
-      fprintf(md, "## %s\n\nIts result cannot be read: %s.\n\n", steps[i].title, err);
-      failed++;
-      continue;
-    }
-    report_section(md, &steps[i], doc);
-    cJSON_Delete(doc);
   }
-  if (fclose(md) != 0) {
-    fail("reproduce: cannot write '%s': %s", report_path, strerror(errno));
+  const int unreadable = write_report(dir, small ? " --small" : quick ? " --quick" : "", why, err);
+  if (unreadable < 0) {
+    fail("reproduce: %s", err);
     return EXIT_RUNTIME;
   }
-  fprintf(stderr, "fp2bench: reproduce: %s written; %d of %zu steps failed\n", report_path, failed,
-          sizeof steps / sizeof steps[0]);
-  return failed ? EXIT_RUNTIME : EXIT_OK;
+  fprintf(stderr, "fp2bench: reproduce: %s/REPORT.md written; %d of %d steps run failed, %d results unreadable\n",
+          dir, failed, ran, unreadable);
+  return failed || unreadable ? EXIT_RUNTIME : EXIT_OK;
 }

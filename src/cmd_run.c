@@ -30,8 +30,8 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
   fprintf(f, "flops        sparse %.3g, index %.3g, correction %.3g, auxiliary/sparse %.1f%%\n", flops_sparse(d),
          flops_index(d), flops_correction(d), 100 * flops_aux_ratio(d));
   if (r->on_gpu) {
-    fprintf(f, "time (gpu)   quantise %.3f ms, pool %.3f ms, select %.3f ms, attend %.3f ms (median of %d)\n",
-            r->ms_quant, r->ms_pool, r->ms_select, r->ms_attend, r->trials);
+    fprintf(f, "time (gpu)   quantise %.3f ms, pool %.3f ms, select %.3f ms, attend %.3f ms (%s kernel, median of %d)\n",
+            r->ms_quant, r->ms_pool, r->ms_select, r->ms_attend, r->kernel, r->trials);
     fprintf(f, "rate         attend %.1f TFLOP/s over the computed pairs\n", flops_sparse(d) / r->ms_attend / 1e9);
   } else {
     fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
@@ -45,6 +45,7 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
                     const quality *q, double needle, int needle_rows) {
   cJSON *row = report_add_row(rep);
   report_put_number(row, "len", pb->lq[0]);
+  report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "density", density_overall(d));
   cJSON *heads = cJSON_CreateArray();
   for (int h = 0; h < d->hkv; h++) cJSON_AddItemToArray(heads, cJSON_CreateNumber(density_of_head(d, h)));

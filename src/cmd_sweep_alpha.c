@@ -17,7 +17,7 @@
 typedef struct sweep_args {
   fp2_opts o;
   double_list alphas;
-  int dtypes; /* 0 bf16, 1 fp8, 2 both */
+  int dtypes; /* an fp2_dtype or DTYPES_BOTH */
   int rows, backend;
 } sweep_args;
 
@@ -76,6 +76,7 @@ static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, cons
   report_put_number(row, "len", (double)len);
   report_put_string(row, "dtype", dtype_name(dt));
   report_put_number(row, "alpha", alpha);
+  report_put_string(row, "kernel", s->r.kernel);
   report_put_number(row, "density", s->density);
   report_add_times(row, "quantise", s->r.t_quant, s->r.trials);
   report_add_times(row, "pool", s->r.t_pool, s->r.trials);
@@ -130,12 +131,12 @@ static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt
 }
 
 int cmd_sweep_alpha(int argc, char **argv) {
-  sweep_args a = {.alphas = {5, {0.2, 0.1, 0.05, 0.025, 0.0125}}, .dtypes = 2, .rows = 256};
+  sweep_args a = {.alphas = {5, {0.2, 0.1, 0.05, 0.025, 0.0125}}, .dtypes = DTYPES_BOTH, .rows = 256};
   opts_defaults(&a.o);
   a.o.lens.v[0] = 65536;
   const opt_spec specs[] = {
       OPTS_SIZES(&a.o),
-      {"--dtype", OPT_CHOICE, &a.dtypes, "bf16|fp8|both", "operand precision(s)"},
+      OPT_DTYPES(&a.dtypes),
       {"--alpha", OPT_DOUBLE_LIST, &a.alphas, "A[,A...]", "thresholds to sweep, each in [0,1]"},
       OPTS_BLOCKS(&a.o),
       OPTS_DATA(&a.o),
@@ -164,9 +165,11 @@ int cmd_sweep_alpha(int argc, char **argv) {
   if (a.backend < 0) return -a.backend;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("sweep-alpha", argc, argv, &a.o, &src, a.backend);
+  experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
+  experiment_config_set(rep, "alpha", cJSON_CreateDoubleArray(a.alphas.v, a.alphas.n)); /* what it swept */
   fprintf(txt, "%-5s %7s %9s %10s %12s %12s %10s %8s\n", "dtype", "alpha", "density", "total ms", "err (corr)",
           "err (none)", "mass", "needles");
   for (int di = 0; di < 2 && rc == EXIT_OK; di++)
-    if (a.dtypes == 2 || a.dtypes == di) rc = sweep_dtype(&a, &src, (fp2_dtype)di, rep, txt);
+    if (a.dtypes == DTYPES_BOTH || a.dtypes == di) rc = sweep_dtype(&a, &src, (fp2_dtype)di, rep, txt);
   return experiment_write("sweep-alpha", rep, &a.o, rc);
 }

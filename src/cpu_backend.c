@@ -79,7 +79,9 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
   out->vbar_scale = ref_pooled_operands(p->dtype, cfg->pooled, pb->sv, out->v_mean, out->vbar, npooled);
   double t1 = wall_ms();
   out->max_blocks = problem_max_blocks(pb);
-  if (cfg->density >= 0) {
+  if (cfg->index) {
+    csr_copy(cfg->index, &out->index);
+  } else if (cfg->density >= 0) {
     ref_forced_index(pb, cfg->density, cfg->seed, &out->index);
   } else {
     if (cfg->want_score)
@@ -98,6 +100,7 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
     }
   }
   double t3 = wall_ms();
+  out->kernel = "oracle";
   out->trials = 1;
   out->t_quant = xcalloc(1, sizeof(double));
   out->t_pool = xmalloc(sizeof(double));

@@ -28,7 +28,7 @@ int experiment_backend(const char *cmd, const fp2_opts *o) {
     return -EXIT_SKIP;
   }
   const int backend = opts_backend(o, gpus > 0);
-  if (backend == BACKEND_CPU && o->kernel != FP2_KERNEL_PORTABLE)
+  if (backend == BACKEND_CPU && o->kernel != KERNEL_AUTO)
     fprintf(stderr, "fp2bench: %s: note: --kernel picks a gpu kernel; the cpu backend ignores it\n", cmd);
   return backend;
 }
@@ -68,7 +68,8 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
     report_put(config, "forced_density", cJSON_CreateNull());
   report_put_number(config, "seed", (double)o->seed);
   report_put_string(config, "backend", backend);
-  report_put_string(config, "kernel", o->kernel == FP2_KERNEL_SM90 ? "sm90" : "portable");
+  static const char *const kernels[] = {"auto", "portable", "sm90"}; /* KERNEL_CHOICES: what was asked */
+  report_put_string(config, "kernel", kernels[o->kernel]);
 }
 
 /* The paper's own numbers for an experiment (experiments/<name>.json: source, gpu and
@@ -117,6 +118,13 @@ report *experiment_report(const char *name, int argc, char **argv, const fp2_opt
   experiment_paper(report_config(rep), name);
   if (backend == BACKEND_GPU) measure_ceilings(rep);
   return rep;
+}
+
+void experiment_config_set(report *rep, const char *key, cJSON *item) {
+  if (rep)
+    report_set(report_config(rep), key, item);
+  else
+    cJSON_Delete(item);
 }
 
 int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc) {

@@ -35,6 +35,10 @@ struct report;
 struct report *experiment_report(const char *name, int argc, char **argv, const fp2_opts *o, const data_source *src,
                                  int backend);
 
+/* Replaces config.<key> of the document (when there is one) by item: what the command ran
+   where the shared options do not say it (--dtype both, a list of alphas). Takes item. */
+void experiment_config_set(struct report *rep, const char *key, cJSON *item);
+
 /* Writes the document (when there is one and rc is EXIT_OK) and frees it; returns rc, or
    EXIT_RUNTIME when the writing failed (said on stderr, prefixed by name). */
 int experiment_write(const char *name, struct report *rep, const fp2_opts *o, int rc);

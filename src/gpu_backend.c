@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cuda_host.h"
 #include "device_operands.h"
 #include "error.h"
@@ -51,9 +52,9 @@ static double device_bytes(const problem *pb, const fp2_plan *plan, size_t ws) {
          8.0 * plan->nseg + (double)ws + (double)FLUSH_BYTES;
 }
 
-static int run_once(const problem *pb, const pipeline_config *cfg, const fp2_plan *plan, device_buffers *d,
-                    cudaEvent_t *ev, int forced, char *err) {
-  const fp2_params *p = &pb->p;
+/* p: the problem's parameters with the kernel that runs (--kernel auto resolved). */
+static int run_once(const problem *pb, const fp2_params *p, const pipeline_config *cfg, const fp2_plan *plan,
+                    device_buffers *d, cudaEvent_t *ev, int forced, char *err) {
   const int fp8 = p->dtype == FP2_FP8;
   const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
   const size_t npooled = (size_t)p->hkv * plan->total_blocks * p->dim;
@@ -148,9 +149,22 @@ fail:
   return -1;
 }
 
+/* The kernel to run: p.kernel, or under --kernel auto the one kernel_auto_pick gives this GPU. */
+static int pick_kernel(const problem *pb, fp2_params *p, char *err) {
+  int dev = 0, major = 0;
+  if (!pb->kernel_auto) return 0;
+  CUDA_GOTO(cudaGetDevice(&dev), fail);
+  CUDA_GOTO(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), fail);
+  p->kernel = kernel_auto_pick(p, major);
+  return 0;
+fail:
+  return -1;
+}
+
 int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out, char *err) {
-  const fp2_params *p = &pb->p;
-  const int fp8 = p->dtype == FP2_FP8, forced = cfg->density >= 0;
+  fp2_params params = pb->p;
+  const fp2_params *p = &params;
+  const int fp8 = p->dtype == FP2_FP8, forced = cfg->density >= 0 || cfg->index;
   const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
   device_buffers d;
   fp2_plan plan;
@@ -158,6 +172,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   int rc = -1;
   memset(out, 0, sizeof *out);
   memset(&d, 0, sizeof d);
+  if (pick_kernel(pb, &params, err) != 0) return -1;
   if (fp2_plan_create(p, pb->batch, pb->lq, pb->lk, &plan) != FP2_OK) {
     err_set(err, "%s", fp2_error_message());
     return -1;
@@ -195,7 +210,9 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   if (operands_upload(d.q, pb->q, nq, 0, err) != 0 || operands_upload(d.k, pb->k, nk, 0, err) != 0 ||
       operands_upload(d.v, pb->v, nk, 0, err) != 0)
     goto fail;
-  if (forced) {
+  if (cfg->index) {
+    if (upload_index(cfg->index, &d.index, err) != 0) goto fail;
+  } else if (forced) {
     csr_index c;
     ref_forced_index(pb, cfg->density, cfg->seed, &c);
     int up = upload_index(&c, &d.index, err);
@@ -204,13 +221,14 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   }
   for (int i = 0; i < 5; i++) CUDA_GOTO(cudaEventCreate(&ev[i]), fail);
   out->on_gpu = 1;
+  out->kernel = kernel_name(p->kernel);
   out->trials = trials;
   out->t_quant = xcalloc((size_t)trials + 1, sizeof(double));
   out->t_pool = xcalloc((size_t)trials + 1, sizeof(double));
   out->t_select = xcalloc((size_t)trials + 1, sizeof(double));
   out->t_attend = xcalloc((size_t)trials + 1, sizeof(double));
   for (int it = -1; it < trials; it++) { /* it = -1: warm-up, not recorded */
-    if (run_once(pb, cfg, &plan, &d, ev, forced, err) != 0) goto fail;
+    if (run_once(pb, p, cfg, &plan, &d, ev, forced, err) != 0) goto fail;
     if (it < 0) continue;
     float ms[4];
     for (int s = 0; s < 4; s++) CUDA_GOTO(cudaEventElapsedTime(&ms[s], ev[s], ev[s + 1]), fail);

@@ -67,10 +67,16 @@ static int read_result(const char *path, peer_timing *out, int *nout, peer_skip 
   const cJSON *e;
   cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "peers")) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *trials = cJSON_GetObjectItemCaseSensitive(e, "trials_ms");
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(e, "pairs");
     int n = cJSON_GetArraySize(trials);
     if (!cJSON_IsString(name) || n <= 0 || *nout >= PEERS_MAX) continue;
+    if (!cJSON_IsString(pairs) || (strcmp(pairs->valuestring, "index") != 0 && strcmp(pairs->valuestring, "causal") != 0)) {
+      peers_skip(skipped, nskipped, name->valuestring, "peers.py did not say which pairs it computes (\"pairs\")");
+      continue;
+    }
     peer_timing *t = &out[(*nout)++];
     snprintf(t->name, sizeof t->name, "%s", name->valuestring);
+    t->sparse = strcmp(pairs->valuestring, "index") == 0;
     t->trials_ms = xmalloc(sizeof(double) * (size_t)n);
     t->trials = 0;
     const cJSON *x;
@@ -92,10 +98,9 @@ void peer_torch_run(const problem *pb, const csr_index *idx, int trials, peer_ti
     peers_skip(skipped, nskipped, "torch", "the torch peers take one sequence (--batch 1)");
     return;
   }
-  if (py)
-    snprintf(python, sizeof python, "%s", py);
-  else if (find_in_path("python3", python, sizeof python) != 0) {
-    peers_skip(skipped, nskipped, "torch", "python3 not found (set FP2_PYTHON)");
+  if (find_in_path(py ? py : "python3", python, sizeof python) != 0) {
+    snprintf(why, sizeof why, "'%.250s' not found%s", py ? py : "python3", py ? "" : " (set FP2_PYTHON)");
+    peers_skip(skipped, nskipped, "torch", why);
     return;
   }
   if (access(experiment_file("peers.py", script, sizeof script), R_OK) != 0) {

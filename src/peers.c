@@ -49,6 +49,8 @@ typedef struct run_ctx {
   int *nskipped;
 } run_ctx;
 
+double peer_flops(const peer_timing *t, const density_stats *d) { return t->sparse ? flops_sparse(d) : flops_dense(d); }
+
 void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char *why) {
   if (*nskipped >= PEERS_MAX) return;
   peer_skip *s = &skipped[(*nskipped)++];
@@ -138,6 +140,7 @@ static void run_cudnn(run_ctx *c) {
   if (rc == 0 && *c->nout < PEERS_MAX) {
     peer_timing *t = &c->out[(*c->nout)++];
     snprintf(t->name, sizeof t->name, "cudnn");
+    t->sparse = 0;
     t->trials_ms = ms;
     t->trials = c->trials;
     ms = NULL;

@@ -4,6 +4,7 @@
 #ifndef FP2_PEERS_H
 #define FP2_PEERS_H
 
+#include "density.h"
 #include "error.h"
 #include "reference.h"
 
@@ -15,12 +16,17 @@ typedef struct peer_timing {
   char name[32];
   double *trials_ms; /* owned by the caller after peers_run */
   int trials;
+  int sparse;        /* computes the index's pairs without correction (flex), not every causal pair */
 } peer_timing;
 
 typedef struct peer_skip {
   char name[32];
   char why[ERR_LEN];
 } peer_skip;
+
+/* The FLOPs the peer computes: the index's sparse pairs (without the correction's virtual
+   keys) for a sparse peer, every causal pair for a dense one. */
+double peer_flops(const peer_timing *t, const density_stats *d);
 
 /* Appends a skipped peer (the reason cut to 300 characters) and says so on stderr. */
 void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char *why);

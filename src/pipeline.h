@@ -11,6 +11,7 @@
 typedef struct pipeline_config {
   double density;        /* forced mask density, < 0: select by scores */
   uint64_t seed;         /* for the forced mask */
+  const csr_index *index; /* this index instead of selecting or forcing one (NULL: none) */
   const unsigned char *want; /* segments to select (NULL: all); attention needs all */
   int want_score;        /* also produce Score[T,J] (small problems only) */
   int attend;            /* 1: compute output rows; 0: stop after the index */
@@ -30,6 +31,7 @@ typedef struct pipeline_result {
   float *o;                /* [total_q, hq, dim] or NULL */
   double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
   int on_gpu;              /* which backend produced it */
+  const char *kernel;      /* what attended: "sm90" or "portable" (gpu), "oracle" (cpu) */
   int trials;              /* timed repetitions behind the medians (1 on the cpu) */
   double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
   float *qo, *ko, *vo;     /* gpu, FP8: the operands the kernels quantised (code values) */
@@ -40,7 +42,7 @@ typedef struct pipeline_result {
 void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result *out);
 
 /* The gpu backend: uploads bf16 Q/K/V, quantises them on the GPU for FP8, runs pool, select
-   (or uploads the forced index) and attend once as warm-up and then `trials` times, timing
+   (or uploads the given or forced index) and attend once as warm-up and then `trials` times, timing
    every stage with CUDA events; outputs are poisoned (NaN) before each run. The result holds
    the medians and per-trial times, and, with cfg->attend, everything the kernels produced.
    0, or -1 with err (a CUDA or library error, or a size that does not fit). */

@@ -51,6 +51,7 @@ void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, co
 void problem_chunk(const problem *full, int first, int count, problem *out) {
   int lk = first + count;
   problem_geometry(out, &full->p, 1, &count, &lk);
+  out->kernel_auto = full->kernel_auto;
   out->borrowed = 1;
   out->q = full->q + (size_t)first * full->p.hq * full->p.dim;
   out->k = full->k;

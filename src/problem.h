@@ -29,6 +29,7 @@ typedef struct qkv_view {
 
 typedef struct problem {
   fp2_params p;
+  int kernel_auto;       /* --kernel auto: the gpu backend picks p.kernel for its GPU */
   int batch;
   int *lq, *lk;          /* [batch] queries are the last lq of lk positions */
   int64_t *cu_q, *cu_k;  /* [batch+1] first row of each sequence in Q and in K/V */

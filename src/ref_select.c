@@ -15,6 +15,18 @@ void csr_free(csr_index *c) {
   memset(c, 0, sizeof *c);
 }
 
+void csr_copy(const csr_index *src, csr_index *out) {
+  const size_t nseg = (size_t)src->nseg, nnz = (size_t)src->nnz;
+  out->nseg = src->nseg;
+  out->nnz = src->nnz;
+  out->offsets = xmalloc(sizeof(int) * (nseg + 1));
+  out->indices = xmalloc(sizeof(int) * (nnz ? nnz : 1));
+  out->evaluated = xmalloc(nseg ? nseg : 1);
+  memcpy(out->offsets, src->offsets, sizeof(int) * (nseg + 1));
+  memcpy(out->indices, src->indices, sizeof(int) * nnz);
+  memcpy(out->evaluated, src->evaluated, nseg);
+}
+
 static double dot_f64(const float *a, const float *b, int n) {
   double s = 0;
   for (int i = 0; i < n; i++) s += (double)a[i] * (double)b[i];

@@ -22,6 +22,7 @@ typedef struct csr_index {
 } csr_index;
 
 void csr_free(csr_index *c);
+void csr_copy(const csr_index *src, csr_index *out);
 
 /* Pooled means over the operands (dequantised), per KV head and key block of every sequence:
    [hkv, cu_blocks[batch], dim], f32 of fp64 sums; the last block of a sequence may be partial. */

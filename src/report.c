@@ -35,6 +35,13 @@ void report_put(cJSON *obj, const char *key, cJSON *item) {
   if (!cJSON_AddItemToObject(obj, key, must(item))) out_of_memory();
 }
 
+void report_set(cJSON *obj, const char *key, cJSON *item) {
+  if (!cJSON_GetObjectItemCaseSensitive(obj, key))
+    report_put(obj, key, item);
+  else if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, must(item)))
+    out_of_memory();
+}
+
 void report_put_number(cJSON *obj, const char *key, double v) { report_put(obj, key, cJSON_CreateNumber(v)); }
 
 void report_put_string(cJSON *obj, const char *key, const char *s) {

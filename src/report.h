@@ -41,6 +41,8 @@ cJSON *report_ceilings(report *r);
    of memory, so callers need not test each cJSON_Add* result. report_put takes
    ownership of item; a NaN or infinite number is written as null; a NULL string too. */
 void report_put(cJSON *obj, const char *key, cJSON *item);
+/* report_put, replacing the key's value where it has one. */
+void report_set(cJSON *obj, const char *key, cJSON *item);
 void report_put_number(cJSON *obj, const char *key, double v);
 void report_put_string(cJSON *obj, const char *key, const char *s);
 

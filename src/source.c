@@ -63,6 +63,7 @@ static int build_from_file(const data_source *src, fp2_opts *o, problem *pb, cha
   if (rc == 0) {
     fp2_params p = opts_params(o);
     problem_init(pb, &p, 1, &f.len, &f.len);
+    pb->kernel_auto = o->kernel == KERNEL_AUTO;
     memcpy(pb->q, f.q, sizeof(float) * (size_t)f.len * f.hq * f.dim);
     memcpy(pb->k, f.k, sizeof(float) * (size_t)f.len * f.hkv * f.dim);
     memcpy(pb->v, f.v, sizeof(float) * (size_t)f.len * f.hkv * f.dim);
@@ -76,6 +77,7 @@ void source_shape(const fp2_opts *o, int64_t len, problem *pb) {
   int *lens = xmalloc(sizeof(int) * (size_t)o->batch);
   for (int b = 0; b < o->batch; b++) lens[b] = (int)len;
   problem_init(pb, &p, o->batch, lens, lens);
+  pb->kernel_auto = o->kernel == KERNEL_AUTO;
   free(lens);
 }
 

@@ -10,7 +10,8 @@
    was killed by a signal. */
 int spawn_wait(const char *path, char *const argv[], int stdout_null, char *err);
 
-/* The first executable `name` on PATH into buf; 0, or -1 when there is none. */
+/* The program `name` names, as env finds it, into buf: a name with a slash as it is, a bare
+   name as the first executable of that name on PATH. 0, or -1 when it is not executable. */
 int find_in_path(const char *name, char *buf, size_t len);
 
 #endif

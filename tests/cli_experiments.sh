@@ -20,6 +20,8 @@ d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "sweep-alpha" and d["config"]["paper"]["paper_values"], d["config"]
 rows = d["rows"]
 assert [(r["dtype"], r["alpha"]) for r in rows] == [(t, a) for t in ("bf16", "fp8") for a in (0.5, 0.1, 0)], rows
+assert d["config"]["alpha"] == [0.5, 0.1, 0] and d["config"]["dtype"] == "both", d["config"]   # what it swept
+assert all(r["kernel"] == "oracle" for r in rows), rows
 for t in ("bf16", "fp8"):
     dens = [r["density"] for r in rows if r["dtype"] == t]
     assert dens == sorted(dens) and dens[-1] == 1.0, dens          # lower alpha keeps more; alpha 0 keeps all
@@ -35,6 +37,7 @@ d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "correction" and d["config"]["paper"]["paper_values"], d["config"]
 rows = d["rows"]
 assert [r["sparsity"] for r in rows] == [0, 0.9, 0, 0.9], rows
+assert d["config"]["dtype"] == "both", d["config"]
 assert all(r["attend_corrected"]["n"] >= 1 and r["flops_correction"] >= 0 for r in rows), rows
 assert rows[0]["density"] == 1.0 and rows[0]["flops_correction"] == 0, rows[0]
 PY
@@ -92,14 +95,41 @@ if command -v gnuplot >/dev/null 2>&1; then
     "$bin" plot "$dir/$r.json" -o "$dir/$r.png" >/dev/null 2>"$dir/err.txt" || fail "plot of $r failed: $(cat "$dir/err.txt")"
   done
 fi
-# reproduce drives every experiment into one folder with plots and REPORT.md.
-"$bin" reproduce --small --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" || fail "reproduce failed: $(tail -3 "$dir/err.txt")"
-for f in speedup-llm speedup-density5 sweep-alpha correction density-niah breakdown chunked hpc-ops \
-         hpc-ops-index-128k; do
-  [ -s "$dir/rep/$f.json" ] || fail "reproduce wrote no $f.json"
-done
-[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 9 ] || fail "REPORT.md does not have 9 sections"
+# reproduce drives every experiment into one folder with plots and REPORT.md, here in two
+# stages (--steps): the report is assembled from every step's JSON in the folder each time.
+"$bin" reproduce --small --steps speedup-llm-bf16,nope --dir "$dir/none" >/dev/null 2>"$dir/err.txt"
+[ $? -eq 2 ] && grep -q "unknown step 'nope'" "$dir/err.txt" || fail "reproduce --steps nope is not a usage error naming it"
+first="speedup-llm-bf16 sweep-alpha"
+rest="speedup-llm-fp8 speedup-density5-bf16 speedup-density5-fp8 correction density-niah breakdown chunked"
+rest="$rest hpc-ops hpc-ops-index-128k"
+"$bin" reproduce --small --steps "${first// /,}" --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" ||
+  fail "reproduce --steps failed: $(tail -3 "$dir/err.txt")"
+for f in $first; do [ -s "$dir/rep/$f.json" ] || fail "reproduce --steps wrote no $f.json"; done
+for f in $rest; do [ ! -e "$dir/rep/$f.json" ] || fail "reproduce --steps ran $f too"; done
+[ "$(grep -c '^Not run yet' "$dir/rep/REPORT.md" 2>/dev/null)" = 9 ] || fail "REPORT.md does not list the 9 steps not run"
+# The second stage reports the first stage's JSON as it finds it: a length of 128K, written in full.
+python3 - "$dir/rep/speedup-llm-bf16.json" <<'PY' || fail "cannot edit speedup-llm-bf16.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["rows"][0]["len"] = 131072
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$bin" reproduce --small --steps "${rest// /,}" --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" ||
+  fail "reproduce failed: $(tail -3 "$dir/err.txt")"
+for f in $first $rest; do [ -s "$dir/rep/$f.json" ] || fail "reproduce wrote no $f.json"; done
+[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 11 ] || fail "REPORT.md does not have 11 sections"
+grep -q "^Not run yet" "$dir/rep/REPORT.md" && fail "REPORT.md of the second stage misses the first stage's steps"
 grep -q "numbers mean nothing" "$dir/rep/REPORT.md" || fail "REPORT.md of a --small run does not say so"
+[ ! -e "$dir/rep/REPORT.md.tmp" ] || fail "reproduce left its temporary report"
+python3 - "$dir/rep/REPORT.md" <<'PY' || fail "REPORT.md is not as expected"
+import re, sys
+text = open(sys.argv[1]).read()
+assert "| bf16 | oracle | 131072 |" in text, "lengths are not written as integers"   # speedup-llm-bf16's first row
+assert not re.search(r"\d\.\d+e\+\d", text), "a number in exponent form: " + re.search(r"\S*\d\.\d+e\+\d\S*", text).group()
+for section in text.split("\n## ")[1:]:
+    said = [l for l in section.splitlines() if l.startswith("- ")]
+    assert len(said) == len(set(said)), "a statement of the paper twice in: " + section.splitlines()[0]
+PY
 
 [ $failures -eq 0 ] || { echo "cli_experiments.sh: $failures failure(s)" >&2; exit 1; }
 echo "cli_experiments.sh: ok"

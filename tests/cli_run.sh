@@ -118,8 +118,14 @@ python3 - "$dir/speedup.json" <<'PY' || fail "speedup's JSON is not as expected"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "speedup" and [r["dtype"] for r in d["rows"]] == ["bf16", "fp8"], d["rows"]
+assert d["config"]["dtype"] == "both", d["config"]                # what ran, not the shared default
+assert d["config"]["kernel"] == "auto", d["config"]               # what was asked (the default) ...
+assert all(r["kernel"] == "oracle" for r in d["rows"]), d["rows"]  # ... and what ran, per row
 for r in d["rows"]:
     assert r["len"] == 600 and r["total_ms"] > 0 and r["dense"]["n"] >= 1 and r["speedup_dense"] > 0, r
+    # our sparse attention without correction on the same index, for the kernel-for-kernel ratio
+    assert r["attend_nocorr"]["n"] >= 1 and r["attend_nocorr_tflops"] > 0, r
+    assert not any(k.endswith("_kernel") for k in r), r          # no sparse peer ran
 PY
 if command -v gnuplot >/dev/null 2>&1; then
   "$bin" plot "$dir/speedup.json" -o "$dir/speedup.png" >/dev/null 2>"$dir/err.txt" ||

@@ -114,9 +114,41 @@ static void shapes(void) {
   EXPECT(opts_validate(&o, err) == 0);
 }
 
+/* --kernel: auto is the default and picks sm90 only on sm_90, for BF16 and the shapes it takes;
+   an explicit sm90 refuses other shapes (exit 2 in the commands). */
+static void kernels(void) {
+  fp2_opts o;
+  opts_defaults(&o);
+  EXPECT(o.kernel == KERNEL_AUTO);
+  fp2_params p = opts_params(&o);
+  EXPECT(p.kernel == FP2_KERNEL_PORTABLE);
+  EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_SM90);
+  EXPECT(kernel_auto_pick(&p, 8) == FP2_KERNEL_PORTABLE && kernel_auto_pick(&p, 10) == FP2_KERNEL_PORTABLE);
+  p.dtype = FP2_FP8; /* the sm90 kernel is BF16 only */
+  EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
+  o.dim = 64;
+  p = opts_params(&o);
+  EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
+  o.dim = 128;
+  o.hq = 24;
+  o.hkv = 8; /* g = 3 does not divide the tile */
+  p = opts_params(&o);
+  EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
+  char err[ERR_LEN];
+  EXPECT(opts_validate(&o, err) == 0);
+  o.kernel = KERNEL_SM90;
+  expect_invalid(&o, "--kernel sm90");
+  const char *args[] = {"run", "--kernel", "portable"};
+  opts_defaults(&o);
+  EXPECT(parse(&o, 3, args) == 0 && o.kernel == KERNEL_PORTABLE && opts_params(&o).kernel == FP2_KERNEL_PORTABLE);
+  args[2] = "sm90";
+  EXPECT(parse(&o, 3, args) == 0 && o.kernel == KERNEL_SM90 && opts_params(&o).kernel == FP2_KERNEL_SM90);
+}
+
 int main(void) {
   sizes();
   options();
   shapes();
+  kernels();
   return test_result("test_cli");
 }

@@ -1,5 +1,6 @@
 /* fp2bench's side of the torch peers' contract, against a stand-in script: the input file it
-   writes, the timings and skips it reads back, and the skip when torch is absent. */
+   writes, the timings, pairs and skips it reads back, FP2_PYTHON as a bare name, and the skip when
+   torch is absent. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +11,8 @@
 
 int main(void) {
   setenv("FP2_EXPERIMENTS_DIR", test_source_path("tests/fixtures/peers"), 1);
-  fp2_params p = {.hq = 8, .hkv = 2, .dim = 16, .block = 128, .qtile = 128, .alpha = 0.1f, .sink = 2, .window = 4,
-                  .recent = 2, .correction = 1, .dtype = FP2_BF16};
+  fp2_params p = {.hq = 8, .hkv = 2, .dim = 16, .block = 128, .qtile = 128, .alpha = 0.1f, .sink = 1, .window = 1,
+                  .recent = 1, .correction = 1, .dtype = FP2_BF16}; /* few always-kept blocks: a sparse index */
   int len = 700;
   char err[320];
   problem pb;
@@ -25,11 +26,33 @@ int main(void) {
   peer_skip skipped[PEERS_MAX];
   int nout = 0, nskipped = 0;
   peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
-  EXPECT_MSG(nout == 1 && strcmp(out[0].name, "fa2") == 0 && out[0].trials == 3 && out[0].trials_ms[1] == 1.0,
+  EXPECT_MSG(nout == 2 && strcmp(out[0].name, "fa2") == 0 && out[0].trials == 3 && out[0].trials_ms[1] == 1.0 &&
+                 strcmp(out[1].name, "flex") == 0,
              "got %d timings", nout);
-  EXPECT_MSG(nskipped == 1 && strcmp(skipped[0].name, "flex") == 0 && strstr(skipped[0].why, "fake"),
+  EXPECT_MSG(nskipped == 1 && strcmp(skipped[0].name, "sdpa_cudnn") == 0 && strstr(skipped[0].why, "fake"),
              "got %d skips: %s", nskipped, nskipped ? skipped[0].why : "");
+  /* Flex computes the index's pairs (no correction), fa2 every causal pair: their TFLOP/s. */
+  density_stats d;
+  density_measure(&pb, &idx, 1, &d);
+  EXPECT(nout == 2 && !out[0].sparse && out[1].sparse);
+  EXPECT(nout == 2 && peer_flops(&out[0], &d) == flops_dense(&d) && peer_flops(&out[1], &d) == flops_sparse(&d) &&
+         flops_sparse(&d) < flops_dense(&d));
+  density_free(&d);
   for (int i = 0; i < nout; i++) free(out[i].trials_ms);
+
+  /* FP2_PYTHON as env takes it: a bare name is looked up on PATH. */
+  setenv("FP2_PYTHON", "python3", 1);
+  nout = nskipped = 0;
+  peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
+  EXPECT_MSG(nout == 2 && nskipped == 1, "FP2_PYTHON=python3: %d timings, skip: %s", nout,
+             nskipped ? skipped[0].why : "");
+  for (int i = 0; i < nout; i++) free(out[i].trials_ms);
+  setenv("FP2_PYTHON", "fp2-no-such-python", 1);
+  nout = nskipped = 0;
+  peer_torch_run(&pb, &idx, 3, out, &nout, skipped, &nskipped);
+  EXPECT_MSG(nout == 0 && nskipped == 1 && strstr(skipped[0].why, "'fp2-no-such-python' not found"), "skip: %s",
+             nskipped ? skipped[0].why : "");
+  unsetenv("FP2_PYTHON");
 
   setenv("FP2_FAKE_PEERS", "absent", 1);
   nout = nskipped = 0;
