@@ -12,8 +12,9 @@
 #   speedup-bf16  speedup BF16 4K-128K with every peer (cudnn,torch; --kernel auto: sm90
 #                 on Hopper) into speedup-bf16.json                               ~5 min
 #   speedup-fp8   the same in FP8 (portable kernel) into speedup-fp8.json         ~6 min
-#   baseline      the perf job's baseline (speedup both dtypes, no peers, 10 trials), then
-#                 regress against a fresh run (SAME expected)                    ~4-5 min
+#   baseline      the perf job's baseline (speedup both dtypes at 16K and 32K, no peers, 10
+#                 trials: short enough to rerun in every GPU CI job), then regress against
+#                 a fresh run (SAME expected)                                     ~1-2 min
 #   reproduce-1   reproduce --steps speedup-llm-bf16                              ~5 min
 #   reproduce-2   reproduce --steps speedup-llm-fp8                               ~6 min
 #   reproduce-3   reproduce --steps speedup-density5-bf16                         ~5 min
@@ -81,7 +82,7 @@ case $stage in
       --kernel auto --out "$out/speedup-$dtype.json"
     ;;
   baseline)
-    step baseline "$bin" speedup --dtype both --peers none --trials 10 --out "$out/baseline-speedup.json"
+    step baseline "$bin" speedup --dtype both --len 16k,32k --peers none --trials 10 --out "$out/baseline-speedup.json"
     step regress_same "$bin" regress --baseline "$out/baseline-speedup.json"
     ;;
   reproduce-*)
