@@ -121,6 +121,17 @@ __device__ Items unit_items(const Sm90Args &a, const Unit &u, const int *live) {
   return Items{a.indices + u.sel, u.nsel, live, u.nsel + u.n_live};
 }
 
+/* The k-th unit of this CTA as the producer and the consumers take it from the planner
+   (buffer k % 2): false once no work is left. */
+__device__ bool take_unit(Smem &sm, const Sm90Args &a, int k, Unit &u, UnitGeom &geom, Items &items) {
+  mbarrier_wait(&sm.unit_full[k & 1], (k >> 1) & 1);
+  u = sm.unit[k & 1];
+  if (u.s < 0) return false;
+  geom = unit_geom(a, u.s, u.t);
+  items = unit_items(a, u, unit_live(sm, a, k & 1));
+  return true;
+}
+
 /* Planner (warps 1-3 of warpgroup 0): draws units until none is left, and for each builds
    the correction chunks into buffer k % 2 (128 blocks each, two mask words; a chunk is live
    if any bit is left after the selected blocks are cleared), then hands it over. */
@@ -176,12 +187,10 @@ __device__ void produce(Smem &sm, const Sm90Args &a, const CUtensorMap *tm_q, co
   const int g = fp2_group(&a.p);
   int n = 0;
   for (int k = 0;; k++) {
-    const int buf = k & 1;
-    mbarrier_wait(&sm.unit_full[buf], (k >> 1) & 1);
-    const Unit u = sm.unit[buf];
-    if (u.s < 0) return;
-    const UnitGeom geom = unit_geom(a, u.s, u.t);
-    const Items it = unit_items(a, u, unit_live(sm, a, buf));
+    Unit u;
+    UnitGeom geom;
+    Items it;
+    if (!take_unit(sm, a, k, u, geom, it)) return;
     mbarrier_wait(&sm.q_empty, (k & 1) ^ 1);
     mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
     tma_load_tile_3d(sm.q, tm_q, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &sm.q_full);
@@ -204,7 +213,7 @@ __device__ void produce(Smem &sm, const Sm90Args &a, const CUtensorMap *tm_q, co
       else
         tma_load_tile_3d(sm.v[st], tm_v, u.h, row, &sm.v_full[st]);
     }
-    mbarrier_arrive(&sm.unit_empty[buf]);
+    mbarrier_arrive(&sm.unit_empty[k & 1]);
   }
 }
 
@@ -229,14 +238,12 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
 
   int n = 0; /* items consumed over all units: the stage and its phase */
   for (int k = 0;; k++) {
-    const int buf = k & 1;
-    mbarrier_wait(&sm.unit_full[buf], (k >> 1) & 1);
-    const Unit u = sm.unit[buf];
-    if (u.s < 0) return;
-    const UnitGeom geom = unit_geom(a, u.s, u.t);
+    Unit u;
+    UnitGeom geom;
+    Items items;
+    if (!take_unit(sm, a, k, u, geom, items)) return;
     const fp2_tile &tl = geom.tl;
-    const Items items = unit_items(a, u, unit_live(sm, a, buf));
-    const uint64_t *todo = unit_todo(sm, a, buf);
+    const uint64_t *todo = unit_todo(sm, a, k & 1);
     /* This thread's rows: row0 and row0 + 8 (packed rows of the sequence). */
     const int row0 = tl.row_begin + c * 64 + warp * 16 + lane / 4;
     int pos[2];
@@ -318,7 +325,7 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
       mbarrier_arrive(&sm.v_empty[last]);
     }
     n += items.n;
-    mbarrier_arrive(&sm.unit_empty[buf]); /* done with its todo and live lists */
+    mbarrier_arrive(&sm.unit_empty[k & 1]); /* done with its todo and live lists */
     softmax_store<kD / 8>(o_acc, rows, 1.0f, p, a.cu_q[u.s], u.h, row0, tl.row_end, a.o);
   }
 }
