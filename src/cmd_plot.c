@@ -12,11 +12,9 @@
    value and then a line holding the value quoted in every column, so that the script
    can plot `for [i=0:*] ARG1 index i ... title columnheader(1)`). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -260,40 +258,8 @@ static int run_gnuplot(const char *gnuplot, const char *script, const char *dat,
   return -1;
 }
 
-/* Creates png's temporary file (so that an unwritable place fails here, with its
-   cause), lets gnuplot fill it, checks that it did, and renames it into place. */
-static int render(const char *gnuplot, const char *script, const char *dat, const char *png, char *err) {
-  char *tmp = outfile_temp(png);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    err_set(err, "cannot write '%s': %s", png, strerror(errno));
-    free(tmp);
-    return -1;
-  }
-  close(fd); /* nothing was written through it */
-  int ok = run_gnuplot(gnuplot, script, dat, tmp, err) == 0;
-  struct stat st;
-  if (ok && (stat(tmp, &st) != 0 || st.st_size == 0)) {
-    err_set(err, "gnuplot wrote no image with '%s'", script);
-    ok = 0;
-  }
-  int rc = outfile_settle(tmp, png, ok, err);
-  free(tmp);
-  return rc;
-}
-
-/* RESULT.json -> RESULT.png */
-static char *default_png(const char *result) {
-  size_t len = strlen(result);
-  if (len > 5 && strcmp(result + len - 5, ".json") == 0) len -= 5;
-  char *png = xmalloc(len + 5);
-  memcpy(png, result, len);
-  memcpy(png + len, ".png", 5);
-  return png;
-}
-
-/* The temporary table for gnuplot when --dat does not ask to keep it. */
-static char *temp_dat(char *err) {
+/* A temporary file for gnuplot's table (when --dat does not ask to keep it) or image. */
+static char *temp_file(char *err) {
   const char *dir = getenv("TMPDIR");
   size_t cap = strlen(dir ? dir : "/tmp") + 32;
   char *path = xmalloc(cap);
@@ -304,8 +270,37 @@ static char *temp_dat(char *err) {
     free(path);
     return NULL;
   }
-  close(fd); /* it only reserves the name: write_dat replaces it */
+  close(fd); /* it only reserves the name: the writer replaces it */
   return path;
+}
+
+/* gnuplot draws into a temporary file, which is checked and then written to png as a whole
+   (outfile_write: a regular file is replaced atomically, anything else written in place). */
+static int render(const char *gnuplot, const char *script, const char *dat, const char *png, char *err) {
+  char *tmp = temp_file(err);
+  if (!tmp) return -1;
+  size_t len = 0;
+  char *image = NULL;
+  int ok = run_gnuplot(gnuplot, script, dat, tmp, err) == 0 && (image = read_text_file(tmp, &len, err)) != NULL;
+  if (ok && len == 0) {
+    err_set(err, "gnuplot wrote no image with '%s'", script);
+    ok = 0;
+  }
+  unlink(tmp); /* best effort: a leftover temporary file is harmless */
+  free(tmp);
+  ok = ok && outfile_write(png, image, len, err) == 0;
+  free(image);
+  return ok ? 0 : -1;
+}
+
+/* RESULT.json -> RESULT.png */
+static char *default_png(const char *result) {
+  size_t len = strlen(result);
+  if (len > 5 && strcmp(result + len - 5, ".json") == 0) len -= 5;
+  char *png = xmalloc(len + 5);
+  memcpy(png, result, len);
+  memcpy(png + len, ".png", 5);
+  return png;
 }
 
 /* Finds the experiment's script, checks what the plot needs, then writes the table and
@@ -332,7 +327,7 @@ static int plot_result(const cJSON *doc, const char *result, const char *png, co
     fail("plot: gnuplot not found: install gnuplot-nox");
     return EXIT_RUNTIME;
   }
-  char *temp = keep_dat ? NULL : temp_dat(err);
+  char *temp = keep_dat ? NULL : temp_file(err);
   const char *table = keep_dat ? keep_dat : temp;
   if (!table) {
     fail("plot: %s", err);
@@ -373,18 +368,23 @@ int cmd_plot(int argc, char **argv) {
     fail("plot: missing RESULT.json (see fp2bench plot --help)");
     return EXIT_USAGE;
   }
-  if (strcmp(png, result) == 0 || (keep_dat && strcmp(keep_dat, result) == 0)) {
-    fail("plot: the output would overwrite the result '%s'", result);
-    return EXIT_USAGE;
-  }
   cJSON *doc;
   char err[ERR_LEN];
-  if (report_load(result, &doc, err) != 0) {
+  char *derived = png == png_default ? default_png(result) : NULL;
+  const char *image = derived ? derived : png;
+  const named_file for_image[] = {{"RESULT.json", result}, {"--dat", keep_dat}}, for_dat[] = {{"RESULT.json", result}};
+  if (outfile_check_option("--out", image, for_image, NOPTS(for_image), err) != 0 ||
+      outfile_check_option("--dat", keep_dat, for_dat, NOPTS(for_dat), err) != 0) {
     fail("plot: %s", err);
+    free(derived);
     return EXIT_USAGE;
   }
-  char *derived = png == png_default ? default_png(result) : NULL;
-  rc = plot_result(doc, result, derived ? derived : png, keep_dat);
+  if (report_load(result, &doc, err) != 0) {
+    fail("plot: %s", err);
+    free(derived);
+    return EXIT_USAGE;
+  }
+  rc = plot_result(doc, result, image, keep_dat);
   free(derived);
   cJSON_Delete(doc);
   return rc;

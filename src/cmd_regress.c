@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
+#include "outfile.h"
 #include "regress.h"
 #include "report.h"
 #include "subprocess.h"
@@ -101,6 +102,11 @@ int cmd_regress(int argc, char **argv) {
     return EXIT_USAGE;
   }
   char err[ERR_LEN], tmp[64] = "";
+  const named_file inputs[] = {{"--baseline", a.baseline}, {"--candidate", a.candidate}};
+  if (outfile_check_option("--out", a.out, inputs, NOPTS(inputs), err) != 0) {
+    fail("regress: %s", err);
+    return EXIT_USAGE;
+  }
   cJSON *base = NULL, *cand = NULL;
   if (report_load(a.baseline, &base, err) != 0) {
     fail("regress: %s", err);

@@ -8,6 +8,7 @@
 #include "density.h"
 #include "error.h"
 #include "experiment.h"
+#include "outfile.h"
 #include "quality.h"
 #include "report.h"
 
@@ -87,6 +88,12 @@ int cmd_run(int argc, char **argv) {
   if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
   if ((rc = experiment_setup("run", &a.o, &src))) return rc;
+  const named_file others[] = {{"--data", src.is_file ? src.path : NULL}, {"--out", a.o.out}};
+  char err[ERR_LEN];
+  if (outfile_check_option("--dump", a.dump, others, NOPTS(others), err) != 0) {
+    fail("run: %s", err);
+    return EXIT_USAGE;
+  }
   if (a.o.lens.n != 1) {
     fail("run: --len takes one length (use density or speedup for several)");
     return EXIT_USAGE;
@@ -118,7 +125,6 @@ int cmd_run(int argc, char **argv) {
                          .pooled = POOLED_EXACT,
                          .prob = PROB_EXACT};
   pipeline_result r;
-  char err[ERR_LEN];
   if (backend_pipeline(backend, &pb, &cfg, a.o.trials, &r, err) != 0) {
     fail("run: gpu: %s", err);
     problem_free(&pb);

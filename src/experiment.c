@@ -8,12 +8,18 @@
 #include "ceilings.h"
 #include "error.h"
 #include "gpu_info.h"
+#include "outfile.h"
 #include "report.h"
 #include "safetensors.h"
 
 int experiment_setup(const char *cmd, fp2_opts *o, data_source *src) {
   char err[ERR_LEN];
   if (opts_validate(o, err) != 0 || source_parse(o->data, src, err) != 0) {
+    fail("%s: %s", cmd, err);
+    return EXIT_USAGE;
+  }
+  const named_file input = {"--data", src->is_file ? src->path : NULL};
+  if (outfile_check_option("--out", o->out, &input, 1, err) != 0) {
     fail("%s: %s", cmd, err);
     return EXIT_USAGE;
   }

@@ -10,8 +10,9 @@
 #include "pipeline.h"
 #include "source.h"
 
-/* Validates the shared options and parses --data; prints the error and returns EXIT_USAGE,
-   or 0. `cmd` prefixes the message. */
+/* Validates the shared options, parses --data and checks --out before any work (writable,
+   not the input file); prints the error and returns EXIT_USAGE, or 0. `cmd` prefixes the
+   message. */
 int experiment_setup(const char *cmd, fp2_opts *o, data_source *src);
 
 /* The backend to run: resolves auto, refuses gpu where no GPU is present (EXIT_SKIP with the

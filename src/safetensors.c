@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "outfile.h"
 
 /* The data is copied as is, so the host must share the file's byte order. */
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -464,26 +465,16 @@ int st_save(const char *path, const tensor *const *tensors, int n, char *err) {
 
 int st_save_with_metadata(const char *path, const tensor *const *tensors, int n, const char *const *metadata,
                           char *err) {
-  char why[128];
   if (check_for_save(path, tensors, n, err)) return -1;
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    err_set(err, "cannot create '%s': %s", path, errno_text(errno, why, sizeof why));
-    return -1;
-  }
+  outfile out;
+  if (outfile_open(&out, path, err) != 0) return -1;
   size_t header_len;
   char *header = build_header(tensors, n, metadata, &header_len);
   unsigned char len_bytes[8];
   for (int i = 0; i < 8; i++) len_bytes[i] = (unsigned char)((uint64_t)header_len >> (8 * i));
-  int rc = write_all(f, len_bytes, 8) || write_all(f, header, header_len) ? -1 : 0;
-  for (int i = 0; i < n && rc == 0; i++)
-    rc = write_all(f, tensors[i]->data, tensor_bytes(tensors[i]));
-  int saved_errno = errno; /* from the failed fwrite, if any */
+  /* a failed fwrite leaves the stream's error flag set, which outfile_close reports */
+  int ok = write_all(out.f, len_bytes, 8) == 0 && write_all(out.f, header, header_len) == 0;
+  for (int i = 0; i < n && ok; i++) ok = write_all(out.f, tensors[i]->data, tensor_bytes(tensors[i])) == 0;
   free(header);
-  if (fclose(f) != 0 && rc == 0) {
-    rc = -1;
-    saved_errno = errno;
-  }
-  if (rc) err_set(err, "cannot write '%s': %s", path, errno_text(saved_errno, why, sizeof why));
-  return rc;
+  return outfile_close(&out, 1, err);
 }
