@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
+#include "infile.h"
 #include "outfile.h"
 #include "report.h"
 #include "subprocess.h"
@@ -52,11 +53,8 @@ static int parse_words(const char *line, char words[][PLOT_KEY_LEN], int max, in
 /* The "# columns:" and "# series:" lines of a script. */
 static int read_spec(const char *script, plot_spec *spec, char *err) {
   memset(spec, 0, sizeof *spec);
-  FILE *f = fopen(script, "r");
-  if (!f) {
-    err_set(err, "cannot open '%s': %s", script, strerror(errno));
-    return -1;
-  }
+  FILE *f = infile_open(script, err);
+  if (!f) return -1;
   char *line = NULL;
   size_t cap = 0;
   int bad = 0, nseries = 0;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "infile.h"
 #include "outfile.h"
 
 /* The data is copied as is, so the host must share the file's byte order. */
@@ -308,10 +309,6 @@ static int load_file(FILE *f, const char *path, st_file *out, char *err) {
     err_set(err, "'%s': cannot stat: %s", path, errno_text(errno, why, sizeof why));
     return -1;
   }
-  if (!S_ISREG(st.st_mode)) {
-    err_set(err, "'%s': not a regular file", path);
-    return -1;
-  }
   uint64_t size = (uint64_t)st.st_size;
   unsigned char len_bytes[8];
   if (size < 8) {
@@ -322,14 +319,16 @@ static int load_file(FILE *f, const char *path, st_file *out, char *err) {
   if (read_at(f, path, 0, len_bytes, 8, err)) return -1;
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; i--) header_len = header_len << 8 | len_bytes[i];
+  /* A text file or any other data gives a huge length: say what the file is not. */
   if (header_len > ST_MAX_HEADER) {
-    err_set(err, "'%s': header length %" PRIu64 " is beyond the limit of %u bytes", path,
-            header_len, ST_MAX_HEADER);
+    err_set(err, "'%s' is not a safetensors file: its header length %" PRIu64 " is beyond the limit of %u bytes",
+            path, header_len, ST_MAX_HEADER);
     return -1;
   }
   if (header_len > size - 8) {
     err_set(err,
-            "'%s': header length %" PRIu64 " is beyond the end of the file (%" PRIu64 " bytes)",
+            "'%s' is not a safetensors file: its header length %" PRIu64 " is beyond the end of the file (%" PRIu64
+            " bytes)",
             path, header_len, size);
     return -1;
   }
@@ -346,13 +345,9 @@ static int load_file(FILE *f, const char *path, st_file *out, char *err) {
 }
 
 int st_load(const char *path, st_file *out, char *err) {
-  char why[128];
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    err_set(err, "cannot open '%s': %s", path, errno_text(errno, why, sizeof why));
-    return -1;
-  }
+  FILE *f = infile_open(path, err);
+  if (!f) return -1;
   int rc = load_file(f, path, out, err);
   fclose(f); /* read only: nothing to lose if closing fails */
   if (rc) st_free(out);
