@@ -37,8 +37,11 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
   } else {
     fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
   }
-  fprintf(f, "quality      rel. L2 error vs full attention %.3g; attention-mass recall %.2f%% (%d rows)\n", q->err,
-          100 * q->mass_recall, q->rows);
+  if (q->rows == 0)
+    fprintf(f, "quality      not measured (--rows 0)\n");
+  else
+    fprintf(f, "quality      rel. L2 error vs full attention %.3g; attention-mass recall %.2f%% (%d rows)\n", q->err,
+            100 * q->mass_recall, q->rows);
   if (needle_rows) fprintf(f, "needles      recall %.2f%% over %d question rows\n", 100 * needle, needle_rows);
 }
 
