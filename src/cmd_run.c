@@ -107,10 +107,7 @@ int cmd_run(int argc, char **argv) {
   }
   int backend = experiment_backend("run", &a.o);
   if (backend < 0) return -backend;
-  if (backend == BACKEND_CPU && a.o.backend == BACKEND_AUTO && !a.o.len_given && !a.o.data_given) {
-    a.o.lens.v[0] = 1024;
-    fprintf(stderr, "fp2bench: run: no GPU found: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n");
-  }
+  experiment_cpu_size("run", &a.o, backend);
 
   problem pb;
   const int gpu = backend == BACKEND_GPU;

@@ -249,14 +249,9 @@ int cmd_speedup(int argc, char **argv) {
   }
   a.backend = experiment_backend("speedup", &a.o);
   if (a.backend < 0) return -a.backend;
-  if (a.backend == BACKEND_CPU) {
-    if (!a.o.len_given) {
-      a.o.lens.n = 1;
-      a.o.lens.v[0] = 1024;
-    }
-    fprintf(stderr, "fp2bench: speedup: no GPU: the cpu backend times nothing (the speedups need a GPU); it gives "
-                    "the density %s\n", a.o.len_given ? "of the given lengths" : "at --len 1k");
-  }
+  if (a.backend == BACKEND_CPU)
+    fprintf(stderr, "fp2bench: speedup: the cpu backend times nothing (the speedups need a GPU): it gives the density\n");
+  experiment_cpu_size("speedup", &a.o, a.backend);
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("speedup", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));

@@ -39,6 +39,13 @@ int experiment_backend(const char *cmd, const fp2_opts *o) {
   return backend;
 }
 
+void experiment_cpu_size(const char *cmd, fp2_opts *o, int backend) {
+  if (backend != BACKEND_CPU || o->len_given || o->data_given) return;
+  o->lens.n = 1;
+  o->lens.v[0] = 1024;
+  fprintf(stderr, "fp2bench: %s: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n", cmd);
+}
+
 int experiment_problem(const char *cmd, const data_source *src, fp2_opts *o, int64_t len, int round, problem *pb) {
   char err[ERR_LEN];
   if (source_build(src, o, len, (uint64_t)o->seed, pb, err) != 0) {

@@ -19,6 +19,11 @@ int experiment_setup(const char *cmd, fp2_opts *o, data_source *src);
    reason), returns BACKEND_CPU or BACKEND_GPU, or a negative exit code negated. */
 int experiment_backend(const char *cmd, const fp2_opts *o);
 
+/* The cpu backend's size: the fp64 oracle takes minutes to hours at the GPU defaults, so
+   without --len (and without a --data file, which has its own length) it runs at 1K, and
+   says so on stderr. */
+void experiment_cpu_size(const char *cmd, fp2_opts *o, int backend);
+
 /* Builds the problem of one length and prepares its operands (round: see problem_prepare).
    Prints the error and returns EXIT_USAGE on failure. */
 int experiment_problem(const char *cmd, const data_source *src, fp2_opts *o, int64_t len, int round, problem *pb);
