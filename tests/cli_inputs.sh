@@ -4,26 +4,12 @@
 # a FIFO, a directory or a device in place of a file (at once: open() never waits on a
 # FIFO), and a text file given as safetensors. Usage: cli_inputs.sh path/to/fp2bench
 set -u
-bin=$1
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-failures=0
-fail() { echo "cli_inputs.sh: $*" >&2; failures=$((failures + 1)); }
+bin=$(realpath "$1")
+name=cli_inputs.sh
+# shellcheck source=lib/expect.sh
+. "$(dirname "$(realpath "$0")")/lib/expect.sh"
 command -v python3 >/dev/null 2>&1 || { echo "cli_inputs.sh: python3 not found" >&2; exit 77; }
 
-# expect CODE PATTERN CMD...: CMD exits with CODE within 20 s and its one line of stderr (besides
-# progress) matches PATTERN.
-expect() {
-  local code=$1 pattern=$2
-  shift 2
-  timeout 20 "$@" >out.txt 2>err.txt
-  local rc=$?
-  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "'$*' did not say '$pattern': $(cat err.txt)"
-  [ "$(grep -vc '^fp2bench: [a-z-]*: \(len \|synth\|.*safetensors, len\)' err.txt)" -le 1 ] ||
-    fail "'$*' printed more than one line besides progress: $(cat err.txt)"
-}
 
 # q [300, 2, 16], k and v [300, 1, 16] in f32; BAD=tensor:position:head:element:value.
 make_qkv() {

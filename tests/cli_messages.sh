@@ -7,23 +7,11 @@
 set -u
 bin=$(realpath "$1")
 fx=$(cd "${FP2_SOURCE_DIR:-$(dirname "$0")/..}" && pwd)/tests/fixtures/regress
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-failures=0
-fail() { echo "cli_messages.sh: $*" >&2; failures=$((failures + 1)); }
+name=cli_messages.sh
+# shellcheck source=lib/expect.sh
+. "$(dirname "$(realpath "$0")")/lib/expect.sh"
 command -v python3 >/dev/null 2>&1 || { echo "cli_messages.sh: python3 not found" >&2; exit 77; }
 
-# expect CODE PATTERN CMD...: CMD exits with CODE and prints one line on stderr matching PATTERN.
-expect() {
-  local code=$1 pattern=$2
-  shift 2
-  "$@" >out.txt 2>err.txt
-  local rc=$?
-  [ "$rc" -eq "$code" ] || fail "'${*:0:3}' exited $rc, expected $code: $(head -c 300 err.txt)"
-  grep -q -- "$pattern" err.txt || fail "'${*:0:3}' did not say '$pattern': $(head -c 300 err.txt)"
-  [ "$(wc -l <err.txt)" -eq 1 ] || fail "'${*:0:3}' printed more than one line"
-}
 expect 2 "--recent: '99999999999' is out of range" "$bin" run --recent 99999999999 --backend cpu
 expect 2 "--heads: '4294967296:1' is out of range" "$bin" run --heads 4294967296:1 --backend cpu
 expect 2 "--alpha: '1e400' is out of range" "$bin" run --alpha 1e400 --backend cpu

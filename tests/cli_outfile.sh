@@ -5,23 +5,12 @@
 # input or each other and a bad directory before any work (exit 2); an interrupted
 # reproduce leaves the previous REPORT.md whole. Usage: cli_outfile.sh path/to/fp2bench
 set -u
-bin=$1
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-failures=0
-fail() { echo "cli_outfile.sh: $*" >&2; failures=$((failures + 1)); }
+bin=$(realpath "$1")
+name=cli_outfile.sh
+# shellcheck source=lib/expect.sh
+. "$(dirname "$(realpath "$0")")/lib/expect.sh"
 small=(--len 1k --heads 2:1 --dim 16 --backend cpu)
 
-# expect CODE PATTERN CMD...: CMD exits with CODE and its one line of stderr matches PATTERN.
-expect() {
-  local code=$1 pattern=$2
-  shift 2
-  timeout 60 "$@" >out.txt 2>err.txt
-  local rc=$?
-  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "'$*' did not say '$pattern': $(cat err.txt)"
-}
 
 # A regular file keeps its mode; a symlink stays a link and its target gets the result.
 echo old >kept.json
