@@ -1,6 +1,6 @@
 /* fp2: block-sparse prefill attention (FlashPrefill V2) — the library's public C API.
 
-   Definitions are those of DESIGN.md section 3; this header also holds the tile
+   Definitions are those of kernels/README.md; this header also holds the tile
    geometry that the CPU reference and the kernels share, as host/device inline
    functions, so that "which rows and blocks does tile T cover" has one answer. */
 #ifndef FP2_H

@@ -5,6 +5,7 @@
 # 5%: 32 MB for HPC-Ops' mask against 6 MB for the CSR.
 # Usage: gnuplot -c hpc-ops.gp DATA.dat OUT.png   (fp2bench plot RESULT.json writes DATA.dat)
 # columns: density hpc_mask_bytes csr_bytes index_alloc_bytes attend.median_ms
+# optional: attend.median_ms
 
 script_dir = ARG0
 i = strlen(script_dir)

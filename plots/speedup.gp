@@ -2,8 +2,10 @@
 # baseline measured in the same run, against sequence length; one panel line per baseline
 # and dtype. The paper's 128K numbers (H20: 27.2x over FlashAttention-2 in BF16, 47.3x in
 # FP8) are marked points.
-# Usage: gnuplot -c speedup.gp DATA.dat OUT.png   (fp2bench plot RESULT.json writes DATA.dat)
+# Usage: gnuplot -c speedup.gp DATA.dat OUT.png [PRESENT]   (fp2bench plot RESULT.json writes
+# DATA.dat and gives PRESENT, the columns holding data: a peer that did not run gets no line)
 # columns: len speedup_dense speedup_fa2 speedup_cudnn speedup_sdpa_cudnn speedup_flex
+# optional: speedup_fa2 speedup_cudnn speedup_sdpa_cudnn speedup_flex
 # series: dtype
 
 script_dir = ARG0
@@ -31,9 +33,12 @@ $paper << EOD
 EOD
 
 # Each data block is one dtype (its first line names it) drawn with its own dash type;
-# columns 2.. are the baselines, one colour each.
+# columns 2.. are the baselines that ran, one colour each.
 names = "ours-dense FA2 cuDNN cuDNN-SDPA FlexAttention"
-plot for [b=0:blocks-1] for [c=2:6] ARG1 index b using 1:c with linespoints ls (c - 1) dt b+1 \
-         title (b == 0 ? word(names, c - 1) : ""), \
+present = ARGC >= 3 ? ARG3 : "2 3 4 5 6"
+baselines = ""
+do for [w in present] { if (int(w) > 1) { baselines = baselines." ".w } }
+plot for [b=0:blocks-1] for [w in baselines] ARG1 index b using 1:(column(int(w))) with linespoints \
+         ls (int(w) - 1) dt b+1 title (b == 0 ? word(names, int(w) - 1) : ""), \
      for [b=0:blocks-1] ARG1 index b using 1:(NaN) with lines lc rgb "black" dt b+1 title columnheader(1), \
      $paper using 1:2 with points ls 9 title "paper, 128K vs FA2 (H20)"

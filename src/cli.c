@@ -9,6 +9,18 @@
 
 #include "error.h"
 
+/* An argument as messages echo it: whole up to 48 bytes, else its start and its length, so
+   that a mistaken 100 KB argument does not fill the terminal. */
+#define SHOWN_LEN 80
+static const char *shown(const char *s, char *buf) {
+  const size_t len = strlen(s);
+  if (len <= 48)
+    snprintf(buf, SHOWN_LEN, "%s", s);
+  else
+    snprintf(buf, SHOWN_LEN, "%.40s...(%zu bytes)", s, len);
+  return buf;
+}
+
 void opts_defaults(fp2_opts *o) {
   memset(o, 0, sizeof *o);
   o->lens.n = 1;
@@ -32,7 +44,8 @@ void opts_defaults(fp2_opts *o) {
   o->trials = 5;
 }
 
-/* One term of a size: digits with an optional k (2^10) or m (2^20) suffix. */
+/* One term of a size: digits with an optional k (2^10) or m (2^20) suffix. 0, -1 when it is
+   not one, 1 when it is too large for 64 bits. */
 static int parse_size_term(const char *s, size_t len, int64_t *out) {
   if (len == 0 || len > 24) return -1;
   char buf[32];
@@ -48,20 +61,27 @@ static int parse_size_term(const char *s, size_t len, int64_t *out) {
     if (buf[i] < '0' || buf[i] > '9') return -1;
   errno = 0;
   long long v = strtoll(buf, NULL, 10);
-  if (errno || v > INT64_MAX / mult) return -1;
+  if (errno || v > INT64_MAX / mult) return 1;
   *out = (int64_t)v * mult;
   return 0;
 }
 
 int parse_size(const char *s, int64_t *out, char *err) {
+  char buf[SHOWN_LEN];
+  if (s[0] == '-') {
+    err_set(err, "'%s' is negative (a size or count is 0 or more)", shown(s, buf));
+    return -1;
+  }
   int64_t total = 0;
   const char *p = s;
   for (;;) {
     const char *plus = strchr(p, '+');
     size_t len = plus ? (size_t)(plus - p) : strlen(p);
     int64_t term;
-    if (parse_size_term(p, len, &term) != 0 || total > INT64_MAX - term) {
-      err_set(err, "'%s' is not a size (examples: 1000, 4k, 128k, 1m, 4k+77)", s);
+    const int bad = parse_size_term(p, len, &term);
+    if (bad || total > INT64_MAX - term) {
+      err_set(err, bad >= 0 ? "'%s' is too large a size" : "'%s' is not a size (examples: 1000, 4k, 128k, 1m, 4k+77)",
+              shown(s, buf));
       return -1;
     }
     total += term;
@@ -85,7 +105,9 @@ static int parse_list(const char *s, const char *what, const char *example, list
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
     char buf[64];
     if (len == 0 || len >= sizeof buf || *n == SIZE_LIST_MAX) {
-      err_set(err, "'%s' is not a list of at most %d %s (example: %s)", s, SIZE_LIST_MAX, what, example);
+      char shown_buf[SHOWN_LEN];
+      err_set(err, "'%s' is not a list of at most %d %s (example: %s)", shown(s, shown_buf), SIZE_LIST_MAX, what,
+              example);
       return -1;
     }
     memcpy(buf, p, len);
@@ -108,8 +130,9 @@ int parse_size_list(const char *s, size_list *out, char *err) {
 static int parse_double(const char *s, double *out);
 
 static int double_item(const char *text, int index, void *ctx, char *err) {
-  if (parse_double(text, &((double_list *)ctx)->v[index]) == 0) return 0;
-  err_set(err, "'%s' is not a number", text);
+  const int rc = parse_double(text, &((double_list *)ctx)->v[index]);
+  if (rc == 0) return 0;
+  err_set(err, rc > 0 ? "'%s' is out of the range of a double" : "'%s' is not a number", text);
   return -1;
 }
 
@@ -117,22 +140,36 @@ int parse_double_list(const char *s, double_list *out, char *err) {
   return parse_list(s, "numbers", "0.2,0.1,0.05", double_item, out, &out->n, err);
 }
 
+/* 0, -1 when s is not an integer, 1 when it is one outside the range of an int. */
 static int parse_int(const char *s, int *out) {
   char *end;
   errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < INT_MIN || v > INT_MAX) return -1;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end) return -1;
+  if (errno || v < INT_MIN || v > INT_MAX) return 1;
   *out = (int)v;
   return 0;
 }
 
+/* 0, -1 when s is not a number, 1 when it is one too large for a double. A number too small
+   for one (1e-400) is its nearest double, 0 or a subnormal, as strtod gives it. */
 static int parse_double(const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v)) return -1;
+  if (end == s || *end || isnan(v) || (isinf(v) && errno != ERANGE)) return -1;
+  if (isinf(v)) return 1;
   *out = v;
   return 0;
+}
+
+/* The message of a failed parse_int or parse_double (rc), naming the option. */
+static void number_error(char *err, const char *option, const char *v, int rc, const char *what, const char *range) {
+  char buf[SHOWN_LEN];
+  if (rc > 0)
+    err_set(err, "%s: '%s' is out of range (%s)", option, shown(v, buf), range);
+  else
+    err_set(err, "%s: '%s' is not %s", option, shown(v, buf), what);
 }
 
 /* Index of `s` among the '|'-separated choices, or -1. */
@@ -237,12 +274,11 @@ static void print_help(const char *usage, const char *summary, const opt_spec *s
 
 static int set_value(const opt_spec *s, const char *v, char *err) {
   switch (s->kind) {
-    case OPT_INT:
-      if (parse_int(v, s->dst) != 0) {
-        err_set(err, "%s: '%s' is not an integer", s->name, v);
-        return -1;
-      }
-      return 0;
+    case OPT_INT: {
+      const int rc = parse_int(v, s->dst);
+      if (rc) number_error(err, s->name, v, rc, "an integer", "an integer here is within -2147483648..2147483647");
+      return rc ? -1 : 0;
+    }
     case OPT_SIZE:
       if (parse_size(v, s->dst, err) != 0) {
         char inner[ERR_LEN];
@@ -267,12 +303,11 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
         return -1;
       }
       return 0;
-    case OPT_DOUBLE:
-      if (parse_double(v, s->dst) != 0) {
-        err_set(err, "%s: '%s' is not a number", s->name, v);
-        return -1;
-      }
-      return 0;
+    case OPT_DOUBLE: {
+      const int rc = parse_double(v, s->dst);
+      if (rc) number_error(err, s->name, v, rc, "a number", "beyond the largest double");
+      return rc ? -1 : 0;
+    }
     case OPT_STRING:
     case OPT_POSITIONAL:
       *(const char **)s->dst = v;
@@ -280,7 +315,8 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
     case OPT_CHOICE: {
       int i = choice_index(s->meta, v);
       if (i < 0) {
-        err_set(err, "%s: '%s' is not one of %s", s->name, v, s->meta);
+        char buf[SHOWN_LEN];
+        err_set(err, "%s: '%s' is not one of %s", s->name, shown(v, buf), s->meta);
         return -1;
       }
       *(int *)s->dst = i;
@@ -291,17 +327,17 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
       const char *colon = strchr(v, ':');
       char a[32];
       size_t la = colon ? (size_t)(colon - v) : 0;
+      char buf[SHOWN_LEN];
       if (!colon || la == 0 || la >= sizeof a) {
-        err_set(err, "%s: '%s' is not HQ:HKV (example: 32:8)", s->name, v);
+        err_set(err, "%s: '%s' is not HQ:HKV (example: 32:8)", s->name, shown(v, buf));
         return -1;
       }
       memcpy(a, v, la);
       a[la] = '\0';
-      if (parse_int(a, &o->hq) != 0 || parse_int(colon + 1, &o->hkv) != 0) {
-        err_set(err, "%s: '%s' is not HQ:HKV (example: 32:8)", s->name, v);
-        return -1;
-      }
-      return 0;
+      int rc = parse_int(a, &o->hq);
+      if (rc == 0) rc = parse_int(colon + 1, &o->hkv);
+      if (rc) number_error(err, s->name, v, rc, "HQ:HKV (example: 32:8)", "head counts are at most 1024");
+      return rc ? -1 : 0;
     }
     case OPT_FLAG: break;
   }
@@ -323,7 +359,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
       for (int k = 0, seen = 0; k < nspecs; k++)
         if (specs[k].kind == OPT_POSITIONAL && seen++ == next_positional) pos = &specs[k];
       if (!pos) {
-        fail("%s: unexpected argument '%s' (see fp2bench %s --help)", argv[0], arg, argv[0]);
+        char buf[SHOWN_LEN];
+        fail("%s: unexpected argument '%s' (see fp2bench %s --help)", argv[0], shown(arg, buf), argv[0]);
         return EXIT_USAGE;
       }
       next_positional++;
@@ -339,7 +376,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
           strncmp(specs[k].name, arg, name_len) == 0)
         s = &specs[k];
     if (!s) {
-      fail("%s: unknown option '%.*s' (see fp2bench %s --help)", argv[0], (int)name_len, arg, argv[0]);
+      fail("%s: unknown option '%.*s%s' (see fp2bench %s --help)", argv[0], (int)(name_len < 48 ? name_len : 40), arg,
+           name_len < 48 ? "" : "...", argv[0]);
       return EXIT_USAGE;
     }
     if (s->kind == OPT_FLAG) {

@@ -105,6 +105,7 @@ int cmd_correction(int argc, char **argv) {
   }
   a.backend = experiment_backend("correction", &a.o);
   if (a.backend < 0) return -a.backend;
+  experiment_cpu_size("correction", &a.o, a.backend);
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("correction", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));

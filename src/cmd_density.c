@@ -82,11 +82,13 @@ int cmd_density(int argc, char **argv) {
   }
   int backend = experiment_backend("density", &a.o);
   if (backend < 0) return -backend;
+  experiment_cpu_size("density", &a.o, backend);
   FILE *txt = experiment_text(&a.o);
   const int gpu = backend == BACKEND_GPU;
   report *rep = experiment_report("density", argc, argv, &a.o, &src, backend);
   print_header(txt);
   for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
+    fprintf(stderr, "fp2bench: density: len %lld\n", (long long)a.o.lens.v[li]);
     problem pb;
     if ((rc = experiment_problem("density", &src, &a.o, a.o.lens.v[li], gpu, &pb))) break;
     /* The gpu selects every tile; the cpu oracle scores a sample of them at long lengths. */

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "error.h"
 #include "gpu_info.h"
+#include "outfile.h"
 #include "report.h"
 
 /* "13.0", or "unavailable" for a version the runtime could not give. */
@@ -131,6 +132,11 @@ int cmd_info(int argc, char **argv) {
                      "Describes the host, the CUDA runtime and driver, and every CUDA GPU.", specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;
 
+  char err[ERR_LEN];
+  if (outfile_check_option("--out", out, NULL, 0, err) != 0) {
+    fail("info: %s", err);
+    return EXIT_USAGE;
+  }
   /* With --out -, stdout carries the JSON alone, so the text goes to stderr. */
   FILE *text = out && strcmp(out, "-") == 0 ? stderr : stdout;
   report *rep = report_new("info", argc, argv);
@@ -139,7 +145,6 @@ int cmd_info(int argc, char **argv) {
   int n = gpu_probe(why);
   if (n == 0) fprintf(text, "no CUDA GPU found (%s)\n", why);
   rc = describe_gpus(text, rep, n, measure) == 0 ? EXIT_OK : EXIT_RUNTIME;
-  char err[ERR_LEN];
   if (rc == EXIT_OK && out && report_write(rep, out, err) != 0) {
     fail("info: %s", err);
     rc = EXIT_RUNTIME;

@@ -1,6 +1,7 @@
 /* fp2bench regress: a candidate result against a baseline of the same benchmark, timing by
    timing, with a noise-aware verdict (regress.h). Without --candidate the baseline's own
    command is run again now, so that both are measured by the same build's rules. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
+#include "outfile.h"
 #include "regress.h"
 #include "report.h"
 #include "subprocess.h"
@@ -54,11 +56,24 @@ static int rerun(const cJSON *base, const char *path, char *err) {
   return status == 0 ? 0 : -1;
 }
 
+/* A relative change or noise in per cent, "-" where it cannot be computed (a 0 ms median). */
+static void print_percent(double x, const char *sign_format) {
+  char buf[32];
+  if (isfinite(x))
+    snprintf(buf, sizeof buf, sign_format, 100 * x);
+  else
+    snprintf(buf, sizeof buf, "-");
+  printf(" %7s", buf);
+}
+
 static void print_items(const regress_item *it, int n) {
   printf("%-40s %-10s %10s %10s %8s %7s  %s\n", "row", "timing", "base ms", "cand ms", "change", "noise", "verdict");
-  for (int i = 0; i < n; i++)
-    printf("%-40s %-10s %10.4g %10.4g %+7.1f%% %6.1f%%  %s\n", it[i].row, it[i].key, it[i].d.base_median,
-           it[i].d.cand_median, 100 * it[i].d.change, 100 * it[i].d.noise, verdict_name(it[i].d.v));
+  for (int i = 0; i < n; i++) {
+    printf("%-40s %-10s %10.4g %10.4g", it[i].row, it[i].key, it[i].d.base_median, it[i].d.cand_median);
+    print_percent(it[i].d.change, "%+.1f%%");
+    print_percent(it[i].d.noise, "%.1f%%");
+    printf("  %s\n", verdict_name(it[i].d.v));
+  }
 }
 
 static void add_rows(report *rep, const regress_item *it, int n) {
@@ -101,6 +116,11 @@ int cmd_regress(int argc, char **argv) {
     return EXIT_USAGE;
   }
   char err[ERR_LEN], tmp[64] = "";
+  const named_file inputs[] = {{"--baseline", a.baseline}, {"--candidate", a.candidate}};
+  if (outfile_check_option("--out", a.out, inputs, NOPTS(inputs), err) != 0) {
+    fail("regress: %s", err);
+    return EXIT_USAGE;
+  }
   cJSON *base = NULL, *cand = NULL;
   if (report_load(a.baseline, &base, err) != 0) {
     fail("regress: %s", err);
@@ -124,6 +144,10 @@ int cmd_regress(int argc, char **argv) {
     rc = EXIT_USAGE;
   } else if (regress_compatible(base, cand, err) != 0 || (n = regress_compare(base, cand, a.floor, &items, err)) < 0) {
     fail("regress: cannot compare '%s' with '%s': %s", a.baseline, cand_path, err);
+    rc = EXIT_USAGE;
+  }
+  if (rc == EXIT_OK && n == 0) {
+    fail("regress: '%s' and '%s' have no timings to compare", a.baseline, cand_path);
     rc = EXIT_USAGE;
   }
   if (rc == EXIT_OK) {

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "error.h"
 #include "gpu_info.h"
+#include "outfile.h"
 #include "report.h"
 #include "subprocess.h"
 
@@ -227,14 +228,11 @@ static char *quick_args[] = {"--len", "16k"};
    run, or "". mode: the flag of this run, for the header. Returns the number of results that
    could not be read, or -1 with err when the report could not be written. */
 static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], char *err) {
-  char path[1200], tmp[1300];
+  char path[1200];
   snprintf(path, sizeof path, "%s/REPORT.md", dir);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *md = fopen(tmp, "w");
-  if (!md) {
-    err_set(err, "cannot create '%s': %s", tmp, strerror(errno));
-    return -1;
-  }
+  outfile out;
+  if (outfile_open(&out, path, err) != 0) return -1;
+  FILE *md = out.f;
   fprintf(md, "# fp2bench reproduction of FlashPrefill V2's operator-level results\n\n"
               "Assembled by `fp2bench reproduce%s` from every step's JSON in this folder; each section names "
               "the command and commit that wrote its table.%s\n\n",
@@ -263,13 +261,7 @@ static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], 
     report_section(md, &steps[i], doc);
     cJSON_Delete(doc);
   }
-  const int bad = ferror(md);
-  if (fclose(md) != 0 || bad || rename(tmp, path) != 0) {
-    err_set(err, "cannot write '%s': %s", path, strerror(errno));
-    remove(tmp);
-    return -1;
-  }
-  return unreadable;
+  return outfile_close(&out, 1, err) == 0 ? unreadable : -1;
 }
 
 int cmd_reproduce(int argc, char **argv) {

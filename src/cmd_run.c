@@ -8,6 +8,7 @@
 #include "density.h"
 #include "error.h"
 #include "experiment.h"
+#include "outfile.h"
 #include "quality.h"
 #include "report.h"
 
@@ -36,8 +37,11 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
   } else {
     fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
   }
-  fprintf(f, "quality      rel. L2 error vs full attention %.3g; attention-mass recall %.2f%% (%d rows)\n", q->err,
-          100 * q->mass_recall, q->rows);
+  if (q->rows == 0)
+    fprintf(f, "quality      not measured (--rows 0)\n");
+  else
+    fprintf(f, "quality      rel. L2 error vs full attention %.3g; attention-mass recall %.2f%% (%d rows)\n", q->err,
+            100 * q->mass_recall, q->rows);
   if (needle_rows) fprintf(f, "needles      recall %.2f%% over %d question rows\n", 100 * needle, needle_rows);
 }
 
@@ -87,6 +91,12 @@ int cmd_run(int argc, char **argv) {
   if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
   if ((rc = experiment_setup("run", &a.o, &src))) return rc;
+  const named_file others[] = {{"--data", src.is_file ? src.path : NULL}, {"--out", a.o.out}};
+  char err[ERR_LEN];
+  if (outfile_check_option("--dump", a.dump, others, NOPTS(others), err) != 0) {
+    fail("run: %s", err);
+    return EXIT_USAGE;
+  }
   if (a.o.lens.n != 1) {
     fail("run: --len takes one length (use density or speedup for several)");
     return EXIT_USAGE;
@@ -97,10 +107,7 @@ int cmd_run(int argc, char **argv) {
   }
   int backend = experiment_backend("run", &a.o);
   if (backend < 0) return -backend;
-  if (backend == BACKEND_CPU && a.o.backend == BACKEND_AUTO && !a.o.len_given && !a.o.data_given) {
-    a.o.lens.v[0] = 1024;
-    fprintf(stderr, "fp2bench: run: no GPU found: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n");
-  }
+  experiment_cpu_size("run", &a.o, backend);
 
   problem pb;
   const int gpu = backend == BACKEND_GPU;
@@ -118,7 +125,6 @@ int cmd_run(int argc, char **argv) {
                          .pooled = POOLED_EXACT,
                          .prob = PROB_EXACT};
   pipeline_result r;
-  char err[ERR_LEN];
   if (backend_pipeline(backend, &pb, &cfg, a.o.trials, &r, err) != 0) {
     fail("run: gpu: %s", err);
     problem_free(&pb);

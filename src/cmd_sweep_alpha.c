@@ -163,6 +163,7 @@ int cmd_sweep_alpha(int argc, char **argv) {
   }
   a.backend = experiment_backend("sweep-alpha", &a.o);
   if (a.backend < 0) return -a.backend;
+  experiment_cpu_size("sweep-alpha", &a.o, a.backend);
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("sweep-alpha", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));

@@ -8,12 +8,18 @@
 #include "ceilings.h"
 #include "error.h"
 #include "gpu_info.h"
+#include "outfile.h"
 #include "report.h"
 #include "safetensors.h"
 
 int experiment_setup(const char *cmd, fp2_opts *o, data_source *src) {
   char err[ERR_LEN];
   if (opts_validate(o, err) != 0 || source_parse(o->data, src, err) != 0) {
+    fail("%s: %s", cmd, err);
+    return EXIT_USAGE;
+  }
+  const named_file input = {"--data", src->is_file ? src->path : NULL};
+  if (outfile_check_option("--out", o->out, &input, 1, err) != 0) {
     fail("%s: %s", cmd, err);
     return EXIT_USAGE;
   }
@@ -31,6 +37,13 @@ int experiment_backend(const char *cmd, const fp2_opts *o) {
   if (backend == BACKEND_CPU && o->kernel != KERNEL_AUTO)
     fprintf(stderr, "fp2bench: %s: note: --kernel picks a gpu kernel; the cpu backend ignores it\n", cmd);
   return backend;
+}
+
+void experiment_cpu_size(const char *cmd, fp2_opts *o, int backend) {
+  if (backend != BACKEND_CPU || o->len_given || o->data_given) return;
+  o->lens.n = 1;
+  o->lens.v[0] = 1024;
+  fprintf(stderr, "fp2bench: %s: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n", cmd);
 }
 
 int experiment_problem(const char *cmd, const data_source *src, fp2_opts *o, int64_t len, int round, problem *pb) {

@@ -10,13 +10,19 @@
 #include "pipeline.h"
 #include "source.h"
 
-/* Validates the shared options and parses --data; prints the error and returns EXIT_USAGE,
-   or 0. `cmd` prefixes the message. */
+/* Validates the shared options, parses --data and checks --out before any work (writable,
+   not the input file); prints the error and returns EXIT_USAGE, or 0. `cmd` prefixes the
+   message. */
 int experiment_setup(const char *cmd, fp2_opts *o, data_source *src);
 
 /* The backend to run: resolves auto, refuses gpu where no GPU is present (EXIT_SKIP with the
    reason), returns BACKEND_CPU or BACKEND_GPU, or a negative exit code negated. */
 int experiment_backend(const char *cmd, const fp2_opts *o);
+
+/* The cpu backend's size: the fp64 oracle takes minutes to hours at the GPU defaults, so
+   without --len (and without a --data file, which has its own length) it runs at 1K, and
+   says so on stderr. */
+void experiment_cpu_size(const char *cmd, fp2_opts *o, int backend);
 
 /* Builds the problem of one length and prepares its operands (round: see problem_prepare).
    Prints the error and returns EXIT_USAGE on failure. */

@@ -2,6 +2,7 @@
    GQA attention problem, and widens the values to f32 for the reference and the kernels. */
 #include "qkv_file.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,19 @@ static float *to_f32(const tensor *t) {
   return out;
 }
 
+/* A NaN or infinity in one row spoils its whole query tile (the tile's running maximum and
+   the pooled means): refused, naming the first one as [position, head, element]. */
+static int check_finite(const float *x, const tensor *t, const char *path, char *err) {
+  const size_t n = tensor_numel(t), heads = (size_t)t->shape[1], dim = (size_t)t->shape[2];
+  for (size_t i = 0; i < n; i++) {
+    if (isfinite(x[i])) continue;
+    err_set(err, "'%s': %s holds %s at [%zu, %zu, %zu] (position, head, element): inputs must be finite", path,
+            t->name, isnan(x[i]) ? "nan" : x[i] > 0 ? "inf" : "-inf", i / (heads * dim), i / dim % heads, i % dim);
+    return -1;
+  }
+  return 0;
+}
+
 int qkv_load(const char *path, qkv_host *out, char *err) {
   memset(out, 0, sizeof *out);
   st_file f;
@@ -90,9 +104,12 @@ int qkv_load(const char *path, qkv_host *out, char *err) {
     out->q = to_f32(q);
     out->k = to_f32(k);
     out->v = to_f32(v);
-    rc = 0;
+    rc = check_finite(out->q, q, path, err) || check_finite(out->k, k, path, err) || check_finite(out->v, v, path, err)
+             ? -1
+             : 0;
   }
   st_free(&f);
+  if (rc) qkv_free(out);
   return rc;
 }
 

@@ -13,7 +13,8 @@ typedef struct qkv_host {
   float *v; /* [len, hkv, dim] */
 } qkv_host;
 
-/* Loads q, k and v (other tensors are ignored) and checks that their shapes agree. */
+/* Loads q, k and v (other tensors are ignored) and checks that their shapes agree and that
+   every value is finite (a NaN or infinity is refused, naming its tensor and position). */
 int qkv_load(const char *path, qkv_host *out, char *err);
 
 void qkv_free(qkv_host *q);

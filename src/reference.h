@@ -1,4 +1,4 @@
-/* The CPU oracle: DESIGN.md section 3 in plain C with fp64 accumulation. Every test,
+/* The CPU oracle: the definitions of kernels/README.md in plain C with fp64 accumulation. Every test,
    `check` and the cpu backend call these functions; nothing else re-derives them.
 
    Pooled vectors, the block index and attention rows are computed per sequence of a
@@ -59,7 +59,7 @@ void ref_select(const problem *pb, const float *kbar, double kbar_scale, const u
                 csr_index *out, float *score, int max_blocks);
 
 /* The always-kept blocks plus random blocks up to a forced density X of the causal blocks
-   of each tile (DESIGN.md: --density), reproducible from the seed. */
+   of each tile (README.md: --density), reproducible from the seed. */
 void ref_forced_index(const problem *pb, double density, uint64_t seed, csr_index *out);
 
 /* Every causal block of every tile: the dense index. */

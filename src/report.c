@@ -10,6 +10,7 @@
 #include "build_info.h"
 #include "error.h"
 #include "gpu_info.h"
+#include "infile.h"
 #include "outfile.h"
 #include "stats.h"
 
@@ -268,11 +269,8 @@ void report_free(report *r) {
 
 char *read_text_file(const char *path, size_t *len, char *err) {
   enum { LIMIT = 256 << 20 }; /* far above any result; stops a mistaken /dev/zero */
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    err_set(err, "cannot open '%s': %s", path, strerror(errno));
-    return NULL;
-  }
+  FILE *f = infile_open(path, err);
+  if (!f) return NULL;
   size_t cap = 1 << 16, n = 0;
   char *buf = xmalloc(cap);
   for (;;) {

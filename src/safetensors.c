@@ -14,6 +14,8 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "infile.h"
+#include "outfile.h"
 
 /* The data is copied as is, so the host must share the file's byte order. */
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -307,10 +309,6 @@ static int load_file(FILE *f, const char *path, st_file *out, char *err) {
     err_set(err, "'%s': cannot stat: %s", path, errno_text(errno, why, sizeof why));
     return -1;
   }
-  if (!S_ISREG(st.st_mode)) {
-    err_set(err, "'%s': not a regular file", path);
-    return -1;
-  }
   uint64_t size = (uint64_t)st.st_size;
   unsigned char len_bytes[8];
   if (size < 8) {
@@ -321,14 +319,16 @@ static int load_file(FILE *f, const char *path, st_file *out, char *err) {
   if (read_at(f, path, 0, len_bytes, 8, err)) return -1;
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; i--) header_len = header_len << 8 | len_bytes[i];
+  /* A text file or any other data gives a huge length: say what the file is not. */
   if (header_len > ST_MAX_HEADER) {
-    err_set(err, "'%s': header length %" PRIu64 " is beyond the limit of %u bytes", path,
-            header_len, ST_MAX_HEADER);
+    err_set(err, "'%s' is not a safetensors file: its header length %" PRIu64 " is beyond the limit of %u bytes",
+            path, header_len, ST_MAX_HEADER);
     return -1;
   }
   if (header_len > size - 8) {
     err_set(err,
-            "'%s': header length %" PRIu64 " is beyond the end of the file (%" PRIu64 " bytes)",
+            "'%s' is not a safetensors file: its header length %" PRIu64 " is beyond the end of the file (%" PRIu64
+            " bytes)",
             path, header_len, size);
     return -1;
   }
@@ -345,13 +345,9 @@ static int load_file(FILE *f, const char *path, st_file *out, char *err) {
 }
 
 int st_load(const char *path, st_file *out, char *err) {
-  char why[128];
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    err_set(err, "cannot open '%s': %s", path, errno_text(errno, why, sizeof why));
-    return -1;
-  }
+  FILE *f = infile_open(path, err);
+  if (!f) return -1;
   int rc = load_file(f, path, out, err);
   fclose(f); /* read only: nothing to lose if closing fails */
   if (rc) st_free(out);
@@ -464,26 +460,16 @@ int st_save(const char *path, const tensor *const *tensors, int n, char *err) {
 
 int st_save_with_metadata(const char *path, const tensor *const *tensors, int n, const char *const *metadata,
                           char *err) {
-  char why[128];
   if (check_for_save(path, tensors, n, err)) return -1;
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    err_set(err, "cannot create '%s': %s", path, errno_text(errno, why, sizeof why));
-    return -1;
-  }
+  outfile out;
+  if (outfile_open(&out, path, err) != 0) return -1;
   size_t header_len;
   char *header = build_header(tensors, n, metadata, &header_len);
   unsigned char len_bytes[8];
   for (int i = 0; i < 8; i++) len_bytes[i] = (unsigned char)((uint64_t)header_len >> (8 * i));
-  int rc = write_all(f, len_bytes, 8) || write_all(f, header, header_len) ? -1 : 0;
-  for (int i = 0; i < n && rc == 0; i++)
-    rc = write_all(f, tensors[i]->data, tensor_bytes(tensors[i]));
-  int saved_errno = errno; /* from the failed fwrite, if any */
+  /* a failed fwrite leaves the stream's error flag set, which outfile_close reports */
+  int ok = write_all(out.f, len_bytes, 8) == 0 && write_all(out.f, header, header_len) == 0;
+  for (int i = 0; i < n && ok; i++) ok = write_all(out.f, tensors[i]->data, tensor_bytes(tensors[i])) == 0;
   free(header);
-  if (fclose(f) != 0 && rc == 0) {
-    rc = -1;
-    saved_errno = errno;
-  }
-  if (rc) err_set(err, "cannot write '%s': %s", path, errno_text(saved_errno, why, sizeof why));
-  return rc;
+  return outfile_close(&out, 1, err);
 }

@@ -39,7 +39,7 @@ fi
 
 "$bin" info --out "$dir/no/such/dir/x.json" >/dev/null 2>"$dir/err.txt"
 rc=$?
-[ "$rc" -eq 3 ] || fail "info --out into a missing directory exited $rc, expected 3"
+[ "$rc" -eq 2 ] || fail "info --out into a missing directory exited $rc, expected 2 (checked before any work)"
 grep -q "cannot write '$dir/no/such/dir/x.json'" "$dir/err.txt" || fail "unclear error: $(cat "$dir/err.txt")"
 "$bin" info --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "info --bogus did not exit 2"

@@ -94,6 +94,32 @@ FP2_PLOTS_DIR=$dir/plots expect 3 "gnuplot failed on" "$bin" plot broken.json -o
 [ -e broken.png ] && fail "broken.png exists after gnuplot failed"
 ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind: $(ls ./*.tmp.*)"
 
+# The result must hold what its script draws: a column without a value in any row is refused
+# by name (a density result labelled speedup, and the reverse), unless the script calls it
+# optional; the script learns which columns hold data (ARG3), so that absent peers get no line.
+cat >plots/present.gp <<'GP'
+# columns: x a b c
+# optional: b
+set print "present.txt"
+print ARG3
+set terminal dumb
+set output ARG2
+plot ARG1 using 1:2 with lines
+GP
+cat >present.json <<'JSON'
+{"schema": "fp2bench/1", "experiment": "present", "provenance": {}, "config": {},
+ "rows": [{"x": 1, "a": 2, "c": null}, {"x": 2, "a": 3, "b": null, "c": 7}]}
+JSON
+FP2_PLOTS_DIR=$dir/plots "$bin" plot present.json -o present.out >out.txt 2>err.txt || fail "plot failed: $(cat err.txt)"
+[ "$(cat present.txt)" = "1 2 4" ] || fail "the script was told that columns '$(cat present.txt)' hold data, not '1 2 4'"
+sed 's/"c": 7/"c": null/' present.json >absent.json
+FP2_PLOTS_DIR=$dir/plots expect 2 "'absent.json' (experiment 'present') has no 'c' in any row" "$bin" plot absent.json
+sed 's/"experiment": "density"/"experiment": "speedup"/' res.json >mislabelled.json
+expect 2 "has no 'speedup_dense' in any row, which '.*speedup.gp' draws" "$bin" plot mislabelled.json
+printf '{"schema": "fp2bench/1", "experiment": "density", "provenance": {}, "config": {},
+ "rows": [{"len": 4096, "speedup_dense": 2.5}]}' >speedup-as-density.json
+expect 2 "has no 'density' in any row" "$bin" plot speedup-as-density.json
+
 # Refusals, each one line naming its cause.
 expect 2 "no plot script for experiment 'series'" "$bin" plot series.json
 printf '{"schema": "fp2bench/1", "rows": [' >bad.json
@@ -101,7 +127,7 @@ expect 2 "'bad.json' is not valid json" "$bin" plot bad.json
 expect 2 "cannot open 'missing.json'" "$bin" plot missing.json
 expect 2 "missing RESULT.json" "$bin" plot
 expect 3 "gnuplot not found: install gnuplot-nox" env PATH="$dir/empty" "$bin" plot res.json -o x.png
-expect 3 "cannot write 'no/such/dir/x.png'" "$bin" plot res.json -o no/such/dir/x.png
+expect 2 "cannot write 'no/such/dir/x.png'" "$bin" plot res.json -o no/such/dir/x.png
 sed 's/"rows": \[/"rows": [], "x": [/' res.json >empty.json
 expect 2 "has no rows to plot" "$bin" plot empty.json
 

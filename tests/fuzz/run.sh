@@ -49,7 +49,7 @@ mkdir -p "$out"
 flags=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Wno-missing-field-initializers
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
        -Isrc -Ikernels -I"$cuda_include")
-sources_safetensors=(src/safetensors.c src/qkv_file.c src/tensor.c src/numeric.c src/error.c)
+sources_safetensors=(src/safetensors.c src/qkv_file.c src/tensor.c src/numeric.c src/error.c src/infile.c src/outfile.c)
 libs_safetensors=(-lcjson -lm)
 sources_options=(src/cli.c src/error.c kernels/sm90_shape.c kernels/status.c)
 libs_options=(-lm)
