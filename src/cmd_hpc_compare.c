@@ -112,14 +112,7 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
       report_put_number(row, "correction", pb->p.correction);
       report_add_times(row, "attend", r.t_attend, r.trials);
       for (int i = 0; i < npeers; i++) peer_put(row, &peers[i], &d, NAN, r.ms_attend);
-      cJSON *skips = cJSON_CreateArray();
-      for (int i = 0; i < nskipped; i++) {
-        cJSON *s = cJSON_CreateObject();
-        report_put_string(s, "peer", skipped[i].name);
-        report_put_string(s, "why", skipped[i].why);
-        cJSON_AddItemToArray(skips, s);
-      }
-      report_put(row, "peers_skipped", skips);
+      peers_put_skipped(row, skipped, nskipped);
     }
   }
   for (int i = 0; i < npeers; i++) free(peers[i].trials_ms);

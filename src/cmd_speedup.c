@@ -65,14 +65,7 @@ static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats 
   report_put_number(row, "flops_dense", flops_dense(d));
   report_put_number(row, "flops_sparse", flops_sparse(d));
   for (int i = 0; i < nb; i++) peer_put(row, &b[i], d, total, nc->ms_attend);
-  cJSON *skips = cJSON_CreateArray();
-  for (int i = 0; i < nskipped; i++) {
-    cJSON *s = cJSON_CreateObject();
-    report_put_string(s, "peer", skipped[i].name);
-    report_put_string(s, "why", skipped[i].why);
-    cJSON_AddItemToArray(skips, s);
-  }
-  report_put(row, "peers_skipped", skips);
+  peers_put_skipped(row, skipped, nskipped);
 }
 
 /* Our dense pass: the same kernels over every causal block. */

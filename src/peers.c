@@ -79,6 +79,17 @@ void peer_put(cJSON *row, const peer_timing *t, const density_stats *d, double t
   }
 }
 
+void peers_put_skipped(cJSON *row, const peer_skip *skipped, int nskipped) {
+  cJSON *skips = cJSON_CreateArray();
+  for (int i = 0; i < nskipped; i++) {
+    cJSON *s = cJSON_CreateObject();
+    report_put_string(s, "peer", skipped[i].name);
+    report_put_string(s, "why", skipped[i].why);
+    cJSON_AddItemToArray(skips, s);
+  }
+  report_put(row, "peers_skipped", skips);
+}
+
 void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char *why) {
   if (*nskipped >= PEERS_MAX) return;
   peer_skip *s = &skipped[(*nskipped)++];

@@ -53,6 +53,9 @@ double peer_flops(const peer_timing *t, const density_stats *d);
    counted pairs <name>_density. */
 void peer_put(cJSON *row, const peer_timing *t, const density_stats *d, double total_ms, double nocorr_ms);
 
+/* Adds peers_skipped to a result row: [{"peer", "why"}]. */
+void peers_put_skipped(cJSON *row, const peer_skip *skipped, int nskipped);
+
 /* Appends a skipped peer (the reason cut to 300 characters) and says so on stderr. */
 void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char *why);
 
