@@ -3,13 +3,14 @@
 so that `fp2bench speedup` can put them beside its own kernels (DESIGN.md sections 3 and 6).
 
   peers.py --in IN.safetensors --out OUT.json [--trials N] [--warmup N]
-           [--peers fa2,sdpa_cudnn,flex] [--check-rows N] [--seed S] [--debug]
+           [--peers fa2,sdpa_cudnn,flex,fpv2,fpv2_kernel,hpc] [--check-rows N] [--seed S] [--debug]
 
 IN.safetensors (one sequence, causal prefill, written by fp2bench): q [L, Hq, D], k and v
 [L, Hkv, D] in BF16, positions first; csr_offsets [Hkv*ntiles + 1] and csr_indices [nnz] I32,
 fp2bench's block index (segment h*ntiles + T lists the ascending key blocks of KV head h for
 PackGQA query tile T, whose packed rows r in [T*M, (T+1)*M) are position r // g, query head
-h*g + r % g, g = Hq/Hkv); __metadata__ "block" (B), "qtile" (M), "trials", "dtype" ("bf16").
+h*g + r % g, g = Hq/Hkv); __metadata__ "block" (B), "qtile" (M), "trials", "dtype" ("bf16"), and
+from fp2bench's run "peer_dtype" (bf16 or fp8) and its selection's "alpha", "sink", "window", "recent".
 
 Peers (all causal, scale 1/sqrt(D), batch 1, inputs made [1, H, L, D] and contiguous outside
 the timed region):
@@ -25,6 +26,25 @@ the timed region):
               query positions and heads, joined with BlockMask.from_kv_blocks, when the boolean
               mask it materialises would pass 2^29 elements); enable_gqa=True. It computes the
               sparse attention WITHOUT mean correction (unselected blocks contribute nothing).
+  fpv2        FlashPrefill V2's whole pass (qhfan/FlashPrefillv2, built by experiments/build_peers.sh):
+              its Triton index builder (build_block_sparse_index_fast, with the file's alpha, sink,
+              window and recent) on the same q/k, then its block-sparse attention with mean correction
+              (torch.ops.flashprefill.fwd, paged K/V of page size 1: the only compiled corrected path)
+              on the index it built; checked against a reference with its own index and correction;
+  fpv2_kernel its block-sparse attention alone, WITHOUT correction (TMA K/V), on fp2bench's index: the
+              same segments (KV head, PackGQA tile of 128 packed rows), each 128-key block as two
+              64-token tiles;
+  hpc         HPC-Ops' block-sparse FP8 prefill (torch.ops.hpc.attention_with_kvcache_blocksparse_
+              prefill_fp8, quant_type 1, K/V in pages of 64 tokens) on fp2bench's index as its uint8
+              mask [1, Hq, ceil(L/128), ceil(L/128)]: position tile t of query head hq gets the union
+              of the blocks of every PackGQA tile that holds a row of that head in that tile (denser
+              than the index: its pairs and density are reported). FP8 only.
+fpv2, fpv2_kernel and hpc run in the file's "peer_dtype" (bf16 or fp8: per-tensor scales amax/448,
+the references use the dequantized values) and need D = 128, block 128 (and qtile 128 for
+FlashPrefill V2). Their libraries are named by environment variables: FP2_FLASHPREFILL_LIB (its
+fp2_C*.so), FP2_FLASHPREFILL_PY (the folder of flash_block_sparse_index_triton.py, for fpv2's
+index builder), FP2_HPC_OPS_LIB (hpc_peers_C*.so); unset or unreadable, the peer is skipped with
+the reason.
 
 Each peer is first checked: its output on --check-rows sampled query rows (default 256, the
 first and last positions among them, random heads) against a float64 reference computed on
@@ -40,9 +60,12 @@ torch.cuda.Event records around that one call. Every trial is reported in ms.
 OUT.json: {"schema": "fp2bench-peers/1", "torch": ..., "device": ..., "peers": [{"name",
 "trials_ms", "checked_rows", "max_rel_err" (the worst sampled row's relative L2 error),
 "rel_l2_err" (over all sampled rows: the checked figure), "pairs" (what it computes, for its
-TFLOP/s: "causal" every causal pair, "index" the pairs of fp2bench's index without correction),
-"gqa", ...; flex adds "note" and "block_mask"}], "skipped": [{"name", "why"}], "cuda", "cudnn", "triton", "input", "trials",
-"warmup", "check", "timing"}.
+TFLOP/s: "causal" every causal pair, "index" the pairs of fp2bench's index without correction,
+"counted" the "pairs_count" it gives: (query row, key) pairs over all query heads, with their
+"density" over the causal pairs), "versus" (the time of fp2bench's its ratio is taken against:
+"total" the index stage plus the sparse attention, "attend_nocorr" the sparse attention without
+correction on the same index), "gqa", ...; flex adds "note" and "block_mask"}], "skipped":
+[{"name", "why"}], "cuda", "cudnn", "triton", "input", "trials", "warmup", "check", "timing"}.
 
 Exit codes: 0 it ran (peers that could not run or failed their check are under "skipped"),
 2 bad arguments or an unreadable input, 3 other runtime errors, 77 torch or a CUDA device
@@ -50,6 +73,7 @@ missing (the reason on stderr).
 """
 import argparse
 import contextlib
+import importlib.util
 import json
 import math
 import os
@@ -60,8 +84,14 @@ import warnings
 
 EXIT_OK, EXIT_USAGE, EXIT_RUNTIME, EXIT_ABSENT = 0, 2, 3, 77
 SCHEMA = "fp2bench-peers/1"
-PEERS = ("fa2", "sdpa_cudnn", "flex")
-TOLERANCE = 2e-2               # relative L2 error over the sampled rows
+PEERS = ("fa2", "sdpa_cudnn", "flex", "fpv2", "fpv2_kernel", "hpc")
+TORCH_PEERS = PEERS[:3]      # torch alone runs them; the others need the libraries users build
+TOLERANCE = 2e-2               # relative L2 error over the sampled rows (BF16)
+TOLERANCE_FP8 = 0.1            # the same for the FP8 peers, against the dequantized inputs
+FP8_MAX = 448.0                # largest finite e4m3: per-tensor scale amax / 448, as fp2bench's FP8
+FPV2_TILE = 64                 # FlashPrefill V2's key tiles (kBlockN of its sm90 configurations)
+HPC_BLOCK = 128                # HPC-Ops' mask blocks: 128 query positions x 128 keys
+HPC_PAGE = 64                  # the only K/V page size its build compiles
 FLEX_BLOCK = 128               # BlockMask block size, queries and keys
 MASK_BUDGET = 1 << 29          # mask elements per eager create_block_mask call (about 11 bytes each at peak:
                                # the bool mask, its padded copy, and the int64 copy its block sums make)
@@ -152,8 +182,8 @@ def build_parser():
     p.add_argument("--trials", type=count(1), default=None, metavar="N",
                    help="timed calls per peer (default: the file's 'trials', else 5)")
     p.add_argument("--warmup", type=count(0), default=3, metavar="N", help="untimed calls before the trials (default 3)")
-    p.add_argument("--peers", type=peer_list, default=list(PEERS), metavar="LIST",
-                   help=f"comma-separated peers (default {','.join(PEERS)})")
+    p.add_argument("--peers", type=peer_list, default=list(TORCH_PEERS), metavar="LIST",
+                   help=f"comma-separated peers of {','.join(PEERS)} (default {','.join(TORCH_PEERS)})")
     p.add_argument("--check-rows", type=count(0), default=256, metavar="N",
                    help="query rows checked against the float64 reference (default 256; 0: no check)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled rows (default 0)")
@@ -178,6 +208,9 @@ class Problem:
         self.nblocks = -(-self.L // self.block)
         self.nnz = tensors["csr_indices"][1][0]
         self.trials = meta_int(meta, "trials", path) if "trials" in meta else None
+        # fp2bench's run: the dtype of its kernels and the selection's parameters (fpv2's index builder)
+        self.peer_dtype = str(meta.get("peer_dtype", "bf16")).strip().lower()
+        self.select = {k: meta[k] for k in ("alpha", "sink", "window", "recent") if k in meta}
 
     def summary(self):
         return {"L": self.L, "hq": self.hq, "hkv": self.hkv, "dim": self.dim, "block": self.block,
@@ -267,6 +300,8 @@ def read_problem(path):
     if dtype != "bf16":
         raise UsageError(f"'{path}': metadata dtype '{dtype}'; the peers take bf16 inputs")
     prob = Problem(path, tensors, meta, base)
+    if prob.peer_dtype not in ("bf16", "fp8"):
+        raise UsageError(f"'{path}': metadata peer_dtype '{prob.peer_dtype}'; bf16 or fp8 expected")
     want = prob.hkv * prob.ntiles + 1
     if tensors["csr_offsets"][1][0] != want:
         raise UsageError(f"'{path}': csr_offsets has {tensors['csr_offsets'][1][0]} entries; Hkv*ntiles + 1 = "
@@ -399,6 +434,70 @@ def build_block_mask(mask_mod, hq, L, device, budget=MASK_BUDGET):
 
 
 # ---------------------------------------------------------------------------------------------
+# the index in the block-sparse peers' formats (plain Python on lists: tested without torch)
+
+def fpv2_tiles(offsets, indices, block, L):
+    """fp2bench's CSR -> FlashPrefill V2's: the same segments (its PackGQA tiles of 128 packed
+    rows are ours when qtile is 128), each key block J as its 64-token tiles; a tile that starts
+    at or past L is dropped, as its Triton builder does. -> (offsets, indices) lists."""
+    per = block // FPV2_TILE
+    last = -(-L // FPV2_TILE)
+    cu, tiles = [0], []
+    for s in range(len(offsets) - 1):
+        for J in indices[offsets[s]:offsets[s + 1]]:
+            tiles.extend(range(J * per, min(J * per + per, last)))
+        cu.append(len(tiles))
+    return cu, tiles
+
+
+def tile_pairs(t, blocks, L):
+    """Causal (query, key) pairs of position tile t (128 positions) over the given 128-key blocks."""
+    rows = min(HPC_BLOCK, L - t * HPC_BLOCK)
+    n = 0
+    for j in blocks:
+        if j < t:
+            n += rows * min(HPC_BLOCK, L - j * HPC_BLOCK)
+        elif j == t:
+            n += rows * (rows + 1) // 2
+    return n
+
+
+def hpc_mask(offsets, indices, L, hkv, g, qtile):
+    """fp2bench's CSR (key blocks of 128) -> HPC-Ops' uint8 mask [Hq, nqt, nqt] (row-major bytes,
+    nqt = ceil(L/128)): position tile t of query head h*g + i gets the union of the blocks of every
+    PackGQA tile holding one of its rows, packed rows p*g + i for p in the tile: g tiles inside the
+    sequence, fewer (and different ones per head when g does not divide qtile) in its last tile.
+    -> (mask, pairs): pairs = the causal (query, key) pairs that mask lets through, over all heads."""
+    nqt = -(-L // HPC_BLOCK)
+    ntiles = -(-L * g // qtile)
+    mask = bytearray(hkv * g * nqt * nqt)
+    pairs = 0
+    for h in range(hkv):
+        for t in range(nqt):
+            p0, p1 = t * HPC_BLOCK, min((t + 1) * HPC_BLOCK, L) - 1
+            span = None
+            for i in range(g):
+                if span != ((p0 * g + i) // qtile, (p1 * g + i) // qtile):
+                    span = ((p0 * g + i) // qtile, (p1 * g + i) // qtile)
+                    blocks = set()
+                    for T in range(span[0], min(span[1], ntiles - 1) + 1):
+                        seg = h * ntiles + T
+                        blocks.update(indices[offsets[seg]:offsets[seg + 1]])
+                    row = bytearray(nqt)
+                    for j in blocks:
+                        row[j] = 1
+                    n = tile_pairs(t, blocks, L)
+                at = ((h * g + i) * nqt + t) * nqt
+                mask[at:at + nqt] = row
+                pairs += n
+    return mask, pairs
+
+
+def causal_pairs(L, hq):
+    return hq * L * (L + 1) // 2
+
+
+# ---------------------------------------------------------------------------------------------
 # run context: inputs on the GPU, sampled rows, reference
 
 class Context:
@@ -413,6 +512,7 @@ class Context:
         self._allowed = None
         self.pos, self.head = sample_rows(prob.L, prob.hq, check_rows, seed, device)
         self._refs = {}
+        self._operands = {}
 
     @property
     def allowed(self):
@@ -420,21 +520,57 @@ class Context:
             self._allowed = allowed_table(self.prob, self.offsets, self.indices, self.device)
         return self._allowed
 
+    def index_blocks(self, allowed=None):
+        """blocks(p, hq, h) for reference_rows from a table [Hkv, tiles, blocks] over PackGQA tiles
+        (default: the file's index)."""
+        allowed = self.allowed if allowed is None else allowed
+        g, qtile, nb = self.prob.g, self.prob.qtile, self.prob.nblocks
+        return lambda p, hq, h: allowed[h, (p * g + hq % g) // qtile, :nb]
+
+    def cached(self, key, make):
+        if key not in self._refs:
+            self._refs[key] = make()
+        return self._refs[key]
+
     def reference(self, sparse):
-        """float64 outputs of the sampled rows [n, D] (cached per kind)."""
-        if sparse not in self._refs:
-            self._refs[sparse] = reference_rows(self.q4, self.k4, self.v4, self.pos, self.head, self.prob,
-                                                self.allowed if sparse else None)
-        return self._refs[sparse]
+        """float64 outputs of the sampled rows [n, D] from the bf16 inputs (cached per kind)."""
+        return self.cached(("index" if sparse else "dense", "bf16"), lambda: reference_rows(
+            self.q4, self.k4, self.v4, self.pos, self.head, self.prob, self.index_blocks() if sparse else None))
+
+    def operands(self, dtype):
+        """-> ((q, k, v) [L, H, D] as the block-sparse peers take them: bf16, or e4m3 codes of x / s with
+        per-tensor scales s = amax / 448; (s_q, s_k, s_v), 1 for bf16; (q4, k4, v4) [1, H, L, D], the
+        values the references use: the inputs, or the e4m3 codes times their scales)."""
+        if dtype not in self._operands:
+            import torch
+            lhd = tuple(x[0].permute(1, 0, 2).contiguous() for x in (self.q4, self.k4, self.v4))
+            if dtype == "bf16":
+                self._operands[dtype] = (lhd, (1.0, 1.0, 1.0), (self.q4, self.k4, self.v4))
+            else:
+                f8 = getattr(torch, "float8_e4m3fn", None)
+                if f8 is None:
+                    raise PeerSkip(f"torch {torch.__version__} has no float8_e4m3fn")
+                codes, scales, values = [], [], []
+                for x in lhd:
+                    sc = max(float(x.abs().max().float()) / FP8_MAX, 1e-30)
+                    c = (x.float() / sc).to(f8)
+                    codes.append(c)
+                    scales.append(sc)
+                    values.append((c.float() * sc).permute(1, 0, 2).unsqueeze(0))
+                self._operands[dtype] = (tuple(codes), tuple(scales), tuple(values))
+        return self._operands[dtype]
 
     def check(self, out4, sparse):
-        """-> (rel L2 over the rows, worst per-row rel L2, rows); raises PeerSkip on NaN/Inf."""
+        return self.check_against(out4, self.reference(sparse))
+
+    def check_against(self, out4, ref):
+        """out4 [1, Hq, L, D] against ref, the float64 outputs of the sampled rows -> (rel L2 over the
+        rows, worst per-row rel L2, rows); raises PeerSkip on NaN/Inf."""
         import torch
         n = int(self.pos.numel())
         if n == 0:
             return None, None, 0
         got = out4[0, self.head, self.pos].double()
-        ref = self.reference(sparse)
         if not bool(torch.isfinite(got).all()):
             bad = int((~torch.isfinite(got).all(dim=1)).nonzero()[0])
             raise PeerSkip(f"output check failed: NaN or Inf at position {int(self.pos[bad])}, "
@@ -464,14 +600,19 @@ def sample_rows(L, hq, n, seed, device):
     return (flat // hq).to(device), (flat % hq).to(device)
 
 
-def reference_rows(q4, k4, v4, pos, head, prob, allowed=None):
+def reference_rows(q4, k4, v4, pos, head, prob, blocks=None, means=None):
     """Causal softmax(q k^T / sqrt(D)) v of the given rows in float64 on the GPU, by KV head and
-    in chunks of rows ([rows, L] scores at most); with `allowed`, only the keys of the allowed
-    blocks of the row's tile count. A row with no key gives 0 (FlexAttention's convention)."""
+    in chunks of rows ([rows, L] scores at most). blocks(p, hq, h) -> [rows, nblocks] bool: only
+    the keys of those blocks count (None: every causal key). means = (k_mean, v_mean [Hkv, nblocks,
+    D], jend(p, hq) -> [rows]): the mean correction, one virtual key per block j < jend that blocks
+    leaves out, logit q.k_mean[j]/sqrt(D) + ln|B_j|, value v_mean[j]. A row with no key gives 0
+    (FlexAttention's convention)."""
     import torch
     n, L, d, g = int(pos.numel()), prob.L, prob.dim, prob.g
     out = torch.zeros(n, d, dtype=torch.float64, device=q4.device)
     keys = torch.arange(L, device=q4.device)
+    jblocks = torch.arange(prob.nblocks, device=q4.device)
+    log_len = torch.log(((jblocks + 1) * prob.block).clamp(max=L).double() - jblocks * prob.block)
     scale = 1.0 / math.sqrt(d)
     chunk = max(1, REF_BUDGET // L)
     for h in range(prob.hkv):
@@ -483,21 +624,61 @@ def reference_rows(q4, k4, v4, pos, head, prob, allowed=None):
         for c in range(0, sel.numel(), chunk):
             idx = sel[c:c + chunk]
             p, hq = pos[idx], head[idx]
-            s = (q4[0, hq, p].double() @ kk.T) * scale     # [rows, L]
+            qq = q4[0, hq, p].double()
+            s = (qq @ kk.T) * scale                        # [rows, L]
             m = keys[None, :] <= p[:, None]
-            if allowed is not None:
-                tile = (p * g + hq % g) // prob.qtile
-                blk = allowed[h, tile, :prob.nblocks]          # [rows, nblocks]
+            if blocks is not None:
+                blk = blocks(p, hq, h)                     # [rows, nblocks]
                 m &= blk.repeat_interleave(prob.block, dim=1)[:, :L]
             s.masked_fill_(~m, float("-inf"))
+            values = vv
+            if means is not None:
+                k_mean, v_mean, jend = means
+                virtual = (jblocks[None, :] < jend(p, hq)[:, None]) & ~blk
+                sv = (qq @ k_mean[h].double().T) * scale + log_len[None, :]
+                s = torch.cat([s, sv.masked_fill(~virtual, float("-inf"))], dim=1)
+                values = torch.cat([vv, v_mean[h].double()], dim=0)
             mx = s.amax(dim=1, keepdim=True)
             empty = torch.isinf(mx)
             e = torch.exp(s - torch.where(empty, torch.zeros_like(mx), mx))
             den = e.sum(dim=1, keepdim=True)
-            o = (e @ vv) / torch.where(empty, torch.ones_like(den), den)
+            o = (e @ values) / torch.where(empty, torch.ones_like(den), den)
             out[idx] = torch.where(empty, torch.zeros_like(o), o)
             del s, m, e
     return out
+
+
+def block_means(x4, prob):
+    """[1, H, L, D] -> [H, nblocks, D] float64: the mean of each key block's valid rows."""
+    import torch
+    x = x4[0].double()
+    pad = prob.nblocks * prob.block - prob.L
+    if pad:
+        x = torch.cat([x, x.new_zeros(x.shape[0], pad, x.shape[2])], dim=1)
+    sums = x.view(x.shape[0], prob.nblocks, prob.block, x.shape[2]).sum(dim=2)
+    j = torch.arange(prob.nblocks, device=x.device)
+    lens = ((j + 1) * prob.block).clamp(max=prob.L) - j * prob.block
+    return sums / lens.view(1, -1, 1).double()
+
+
+def index_pairs(allowed, prob):
+    """Causal (query row, key) pairs that a table [Hkv, >= ntiles, >= nblocks] over PackGQA tiles
+    lets through, over all query heads (no correction keys)."""
+    import torch
+    dev = allowed.device
+    M, B, L = prob.qtile, prob.block, prob.L
+    start = torch.arange(prob.nblocks, device=dev) * B
+    stop = (start + B).clamp(max=L)
+    step = max(1, (1 << 24) // (M * prob.nblocks))
+    total = 0
+    for t0 in range(0, prob.ntiles, step):
+        t1 = min(prob.ntiles, t0 + step)
+        rows = torch.arange(t0 * M, t1 * M, device=dev)
+        p = (rows // prob.g).view(-1, M, 1)                                  # position of each packed row
+        seen = (torch.minimum(p + 1, stop) - start).clamp(min=0)             # [tiles, M, nblocks]
+        seen = (seen * (rows < L * prob.g).view(-1, M, 1)).sum(dim=1)        # rows past the sequence: none
+        total += int((allowed[:, t0:t1, :prob.nblocks].long() * seen).sum())
+    return total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,26 +775,213 @@ def time_calls(fn, hold, warmup, trials, flush):
     return times
 
 
-def checked_call(ctx, fn, hold, sparse):
-    """First call and check: -> (rel L2, worst row, rows) or raises PeerSkip."""
+def checked_call(ctx, fn, hold, ref, tol=TOLERANCE, lhd=False):
+    """First call and check against ref (the float64 rows): -> (rel L2, worst row, rows) or raises
+    PeerSkip. lhd: fn returns [L, Hq, D] (the block-sparse peers), else [1, Hq, L, D]."""
     out = first_call(fn, hold)
     try:
-        rel, worst, n = ctx.check(out, sparse)
+        rel, worst, n = ctx.check_against(out.permute(1, 0, 2).unsqueeze(0) if lhd else out, ref)
     finally:
         del out
-    if rel is not None and not rel < TOLERANCE:
-        raise PeerSkip(f"output check failed: relative error {rel:.3g} over {TOLERANCE:g} ({n} rows)")
+    if rel is not None and not rel < tol:
+        raise PeerSkip(f"output check failed: relative error {rel:.3g} over {tol:g} ({n} rows)")
     return rel, worst, n
+
+
+# ---------------------------------------------------------------------------------------------
+# the block-sparse peers (FlashPrefill V2, HPC-Ops), loaded from the libraries users build:
+# each setup returns (fn -> [L, Hq, D], info, the float64 reference of the sampled rows)
+
+def load_op(var, what, namespace, op):
+    """torch.ops.<namespace>.<op> from the library that the environment variable var names."""
+    path = os.environ.get(var)
+    if not path:
+        raise PeerSkip(f"{var} is not set (the path of {what}; experiments/build_peers.sh builds it)")
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise PeerSkip(f"cannot read '{path}' ({var}: {what})")
+    import torch
+    try:
+        torch.ops.load_library(path)
+        return getattr(getattr(torch.ops, namespace), op)
+    except Exception as e:
+        raise PeerSkip(f"cannot load torch.ops.{namespace}.{op} from '{path}' ({var}): {describe_error(e)}")
+
+
+def load_index_builder():
+    """FlashPrefill V2's Triton index builder, from the folder FP2_FLASHPREFILL_PY names."""
+    folder = os.environ.get("FP2_FLASHPREFILL_PY")
+    if not folder:
+        raise PeerSkip("FP2_FLASHPREFILL_PY is not set (the folder of FlashPrefill V2's "
+                       "flash_block_sparse_index_triton.py, its index builder)")
+    path = os.path.join(folder, "flash_block_sparse_index_triton.py")
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise PeerSkip(f"cannot read '{path}' (FP2_FLASHPREFILL_PY: its index builder)")
+    try:
+        spec = importlib.util.spec_from_file_location("flash_block_sparse_index_triton", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except Exception as e:
+        raise PeerSkip(f"cannot import '{path}': {describe_error(e)}")
+    return mod
+
+
+def require_shape(prob, what, qtile):
+    """Both libraries are built for head dim 128 over 128-key blocks; FlashPrefill V2's PackGQA
+    tiles are 128 packed rows, which our segments must be to pass as its own."""
+    if prob.dim != 128 or prob.block != 128 or (qtile and prob.qtile != 128):
+        raise PeerSkip(f"{what} takes head dim 128 and block 128{', qtile 128' if qtile else ''} "
+                       f"(this input: dim {prob.dim}, block {prob.block}, qtile {prob.qtile})")
+
+
+def fpv2_common(ctx):
+    """-> (fwd, its keyword arguments common to every call, operands, scales, reference values)."""
+    prob = ctx.prob
+    require_shape(prob, "FlashPrefill V2", qtile=True)
+    fwd = load_op("FP2_FLASHPREFILL_LIB", "FlashPrefill V2's fp2_C library", "flashprefill", "fwd")
+    import torch
+    operands, scales, values = ctx.operands(prob.peer_dtype)
+    i32 = lambda x: torch.tensor(x, dtype=torch.int32, device=ctx.device)
+    kw = dict(softmax_scale=1.0 / math.sqrt(prob.dim), is_causal=True, num_splits=1, cu_seqlens_q=i32([0, prob.L]),
+              seqused_k=i32([prob.L]), max_seqlen_q=prob.L, pack_gqa=True)
+    if prob.peer_dtype == "fp8":
+        per_head = lambda x: torch.full((1, prob.hkv), x, dtype=torch.float32, device=ctx.device)
+        kw.update(q_descale=per_head(scales[0]), k_descale=per_head(scales[1]), v_descale=per_head(scales[2]))
+    return fwd, kw, operands, scales, values
+
+
+def fpv2_kernel_setup(ctx):
+    prob = ctx.prob
+    fwd, kw, (q, k, v), _, values = fpv2_common(ctx)
+    import torch
+    cu, tiles = fpv2_tiles(ctx.offsets.tolist(), ctx.indices.tolist(), prob.block, prob.L)
+    i32 = lambda x: torch.tensor(x, dtype=torch.int32, device=ctx.device)
+    kw.update(block_sparse_cu=i32(cu), block_sparse_idx=i32(tiles), total_q_tiles=prob.ntiles,
+              cu_q_tiles=i32([0, prob.ntiles]))
+    k1, v1 = k.unsqueeze(0), v.unsqueeze(0)       # [1, L, Hkv, D]: batch 1, TMA loads
+
+    def fn():
+        return fwd(q=q, k=k1, v=v1, **kw)[0]
+    ref = ctx.cached(("index", prob.peer_dtype), lambda: reference_rows(
+        *values, ctx.pos, ctx.head, prob, ctx.index_blocks()))
+    info = {"pairs": "index", "versus": "attend_nocorr", "dtype": prob.peer_dtype, "tiles": len(tiles),
+            "note": "FlashPrefill V2's block-sparse attention WITHOUT mean correction on fp2bench's index "
+                    "(its 64-token tiles, the same PackGQA segments), TMA K/V"}
+    return fn, info, ref
+
+
+def tiles_allowed(cu, tiles, prob):
+    """FlashPrefill V2's CSR (64-token tiles) -> [Hkv, ntiles, nblocks] bool over 128-key blocks."""
+    import torch
+    cu, tiles = cu.long(), tiles.long()
+    seg = torch.repeat_interleave(torch.arange(cu.numel() - 1, device=cu.device), cu[1:] - cu[:-1])
+    allowed = torch.zeros(prob.hkv, prob.ntiles, prob.nblocks, dtype=torch.bool, device=cu.device)
+    allowed[seg // prob.ntiles, seg % prob.ntiles, tiles * FPV2_TILE // prob.block] = True
+    return allowed
+
+
+def fpv2_setup(ctx):
+    """Its whole pass: the index builder on the same q/k, then the corrected attention on that index."""
+    prob = ctx.prob
+    fwd, kw, (q, k, v), scales, values = fpv2_common(ctx)
+    import torch
+    missing = [x for x in ("alpha", "sink", "window", "recent") if x not in prob.select]
+    if missing:
+        raise PeerSkip(f"the input's metadata has no {', '.join(missing)} (its index builder's parameters)")
+    fbi = load_index_builder()
+    L, hkv, d, dev = prob.L, prob.hkv, prob.dim, ctx.device
+    kp, vp = k.view(L, 1, hkv, d), v.view(L, 1, hkv, d)     # pages of one token: its corrected path
+    page_table = torch.arange(L, dtype=torch.int32, device=dev).view(1, L)
+    ws = fbi.SparseIndexWorkspace(batch_size=1, num_kv_heads=hkv, head_dim=d, total_q_tiles=prob.ntiles,
+                                  max_q_tiles=prob.ntiles, max_k_blocks=prob.nblocks, dtype=k.dtype, device=dev,
+                                  cu_q_tiles=torch.empty(2, dtype=torch.int32, device=dev),
+                                  n_sub=prob.block // FPV2_TILE, use_mean_correction=True, head_dim_v=d)
+    sel = prob.select
+    bkw = dict(v_cache=vp, k_block_m=prob.qtile, k_block_n=prob.block, abs_threshold=float(sel["alpha"]),
+               attention_sink=int(sel["sink"]), window_size=int(sel["window"]), last_n_blocks=int(sel["recent"]),
+               min_sparse_q_len=0, causal=True, softmax_scale=kw["softmax_scale"], q_descale=scales[0],
+               k_descale=scales[1])
+
+    def build():
+        return fbi.build_block_sparse_index_fast(q, kp, page_table, kw["seqused_k"], kw["cu_seqlens_q"], ws, **bkw)
+
+    def fn():
+        cu, tiles, ntiles, cu_tiles = build()
+        return fwd(q=q, k=kp, v=vp, page_table=page_table, block_sparse_cu=cu, block_sparse_idx=tiles,
+                   total_q_tiles=ntiles, cu_q_tiles=cu_tiles, k_mean=ws.k_mean, v_mean=ws.v_mean,
+                   mean_k_block_size=prob.block, **kw)[0]
+    try:
+        cu, tiles, _, _ = build()          # the builder is deterministic: fn() selects the same
+        torch.cuda.synchronize()
+    except Exception as e:
+        raise PeerSkip(f"its index builder failed: {describe_error(e)}")
+    allowed = tiles_allowed(cu, tiles, prob)
+    g, M, B = prob.g, prob.qtile, prob.block
+    # its correction: every unselected block before the tile's first position's block
+    jend = lambda p, hq: ((p * g + hq % g) // M * M // g) // B
+    means = (block_means(values[1], prob), block_means(values[2], prob), jend)
+    ref = reference_rows(*values, ctx.pos, ctx.head, prob, ctx.index_blocks(allowed), means)
+    pairs = index_pairs(allowed, prob)
+    info = {"pairs": "counted", "pairs_count": pairs, "density": pairs / causal_pairs(L, prob.hq),
+            "versus": "total", "dtype": prob.peer_dtype, "tiles": int(tiles.numel()),
+            "builder": {k_: bkw[k_] for k_ in ("abs_threshold", "attention_sink", "window_size", "last_n_blocks")},
+            "note": "FlashPrefill V2's whole pass: its Triton index builder on the same q/k, then its block-sparse "
+                    "attention with mean correction (paged K/V of page size 1) on the index it built"}
+    return fn, info, ref
+
+
+def hpc_setup(ctx):
+    prob = ctx.prob
+    require_shape(prob, "HPC-Ops' block-sparse prefill", qtile=False)
+    if prob.peer_dtype != "fp8":
+        raise PeerSkip("HPC-Ops' block-sparse prefill is FP8 only (this run is bf16: --dtype fp8)")
+    op = load_op("FP2_HPC_OPS_LIB", "HPC-Ops' hpc_peers_C library", "hpc",
+                 "attention_with_kvcache_blocksparse_prefill_fp8")
+    import torch
+    (q, k, v), (sq, sk, sv), values = ctx.operands("fp8")
+    L, hq, hkv, d, dev = prob.L, prob.hq, prob.hkv, prob.dim, ctx.device
+    raw, pairs = hpc_mask(ctx.offsets.tolist(), ctx.indices.tolist(), L, hkv, prob.g, prob.qtile)
+    nqt = -(-L // HPC_BLOCK)
+    mask = torch.frombuffer(raw, dtype=torch.uint8).view(1, hq, nqt, nqt).to(dev)
+    padded = nqt * HPC_BLOCK                # K/V zero-filled to whole 128-key blocks, in pages of 64
+    caches = []
+    for x in (k, v):
+        c = torch.zeros(padded, hkv, d, dtype=torch.uint8, device=dev)
+        c[:L] = x.view(torch.uint8)
+        caches.append(c.view(x.dtype).view(padded // HPC_PAGE, HPC_PAGE, hkv, d))
+    f32 = lambda shape, x: torch.full(shape, x, dtype=torch.float32, device=dev)
+    i32 = lambda x: torch.tensor(x, dtype=torch.int32, device=dev)
+    qscale, kscale, vscale = f32((1, hq, padded), sq), f32((1,), sk), f32((1,), sv)
+    cu, seqlens = i32([0, L]), i32([L])
+    block_ids = torch.arange(padded // HPC_PAGE, dtype=torch.int32, device=dev).view(1, -1)
+
+    def fn():   # quant_type 1: q per token and head, k and v per tensor (its Python API's default)
+        return op(q, caches[0], caches[1], qscale, kscale, vscale, cu, block_ids, seqlens, L, 1, mask, None)
+    blocks = lambda p, hq_, h: mask[0, hq_, p // HPC_BLOCK, :prob.nblocks].bool()
+    ref = reference_rows(*values, ctx.pos, ctx.head, prob, blocks)
+    info = {"pairs": "counted", "pairs_count": pairs, "density": pairs / causal_pairs(L, hq),
+            "versus": "attend_nocorr", "dtype": "fp8", "quant_type": 1, "page_size": HPC_PAGE,
+            "note": "HPC-Ops' block-sparse FP8 prefill (no correction) on fp2bench's index as its uint8 mask per "
+                    "query head and 128-position tile: the union of the PackGQA tiles that cover it (denser)"}
+    return fn, info, ref
+
+
+BLOCK_SPARSE = {"fpv2": fpv2_setup, "fpv2_kernel": fpv2_kernel_setup, "hpc": hpc_setup}
 
 
 def run_peer(name, ctx, args, trials, flush, log):
     """-> the peer's JSON entry, or raises PeerSkip."""
     import torch
     t0 = time.perf_counter()
-    if name == "flex":
+    if name in BLOCK_SPARSE:
+        fn, info, ref = BLOCK_SPARSE[name](ctx)
+        hold = contextlib.nullcontext
+        tol = TOLERANCE_FP8 if info["dtype"] == "fp8" else TOLERANCE
+        rel, worst, n = checked_call(ctx, fn, hold, ref, tol, lhd=True)
+    elif name == "flex":
         fn, info, hold = flex_setup(ctx)
-        rel, worst, n = checked_call(ctx, fn, hold, sparse=True)
+        rel, worst, n = checked_call(ctx, fn, hold, ctx.reference(True))
         info["first_call_s"] = round(time.perf_counter() - t0 - info["block_mask"]["build_s"], 3)
+        info.update(pairs="index", versus="total")
     else:
         backend = "FLASH_ATTENTION" if name == "fa2" else "CUDNN_ATTENTION"
         modes = ["enable_gqa", "expanded"] if ctx.prob.g > 1 else ["enable_gqa"]
@@ -621,7 +989,7 @@ def run_peer(name, ctx, args, trials, flush, log):
         for mode in modes:
             try:
                 fn, info, hold = sdpa_setup(ctx, backend, mode)
-                rel, worst, n = checked_call(ctx, fn, hold, sparse=False)
+                rel, worst, n = checked_call(ctx, fn, hold, ctx.reference(False))
                 break
             except PeerSkip as e:
                 failures.append(f"{mode}: {e}" if len(modes) > 1 else str(e))
@@ -641,9 +1009,9 @@ def run_peer(name, ctx, args, trials, flush, log):
                 info["flash_impl"] = attention.current_flash_attention_impl() or "default (FlashAttention-2)"
             except Exception:
                 pass
+        info.update(pairs="causal", versus="total")
     times = time_calls(fn, hold, args.warmup, trials, flush)
-    entry = {"name": name, "trials_ms": times, "checked_rows": n, "max_rel_err": worst, "rel_l2_err": rel,
-             "pairs": "index" if name == "flex" else "causal"}
+    entry = {"name": name, "trials_ms": times, "checked_rows": n, "max_rel_err": worst, "rel_l2_err": rel}
     entry.update(info)
     med = sorted(times)[len(times) // 2]
     err = f"rel. error {rel:.3g} (worst row {worst:.3g}) over {n} rows" if n else "not checked"
@@ -720,6 +1088,7 @@ def run(args):
     doc.update(versions(torch))
     doc.update({"input": prob.summary(), "warmup": args.warmup, "trials": trials,
                 "check": {"rows": int(ctx.pos.numel()), "seed": args.seed, "tolerance": TOLERANCE,
+                          "tolerance_fp8": TOLERANCE_FP8,
                           "reference": "float64 on the GPU from the bf16 inputs; relative L2 error over the sampled "
                                        "rows (rel_l2_err; max_rel_err is the worst row)"},
                 "timing": "CUDA events around one call, after torch.cuda.synchronize() and zeroing a 256 MiB "

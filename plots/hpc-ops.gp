@@ -1,11 +1,13 @@
 # Our CSR block index against HPC-Ops' dense per-query-head uint8 mask (paper Fig. 5 and
 # Tab. 7): index size in MiB per measured density (left axis, log), with what our gpu
-# backend allocates for the index today, and our sparse attention's time (right axis) when
-# the result was measured on a GPU. The paper (from the V1 explainer): at 128K, 32:4 heads,
-# 5%: 32 MB for HPC-Ops' mask against 6 MB for the CSR.
+# backend allocates for the index today, and, when the result was measured on a GPU, the
+# sparse attention's time on each mask (right axis): ours, HPC-Ops' and FlashPrefill V2's
+# (a peer skipped in that run has no points; the result's peers_skipped says why). The paper
+# (from the V1 explainer): at 128K, 32:4 heads, 5%: 32 MB for HPC-Ops' mask against 6 MB for
+# the CSR.
 # Usage: gnuplot -c hpc-ops.gp DATA.dat OUT.png   (fp2bench plot RESULT.json writes DATA.dat)
-# columns: density hpc_mask_bytes csr_bytes index_alloc_bytes attend.median_ms
-# optional: attend.median_ms
+# columns: density hpc_mask_bytes csr_bytes index_alloc_bytes attend.median_ms hpc.median_ms fpv2_kernel.median_ms
+# optional: attend.median_ms hpc.median_ms fpv2_kernel.median_ms
 
 script_dir = ARG0
 i = strlen(script_dir)
@@ -29,7 +31,9 @@ sizes = "ARG1 using (100 * $1):($2 / MiB) with linespoints ls 1 title 'HPC-Ops m
          ARG1 using (100 * $1):($3 / MiB) with linespoints ls 2 title 'our CSR (offsets + indices)', \
          ARG1 using (100 * $1):($4 / MiB) with linespoints ls 3 title 'our index buffers as allocated'"
 if (timed) {
-  plot @sizes, ARG1 using (100 * $1):5 axes x1y2 with linespoints ls 4 title "our sparse attention"
+  plot @sizes, ARG1 using (100 * $1):5 axes x1y2 with linespoints ls 4 title "our sparse attention", \
+       ARG1 using (100 * $1):6 axes x1y2 with linespoints ls 5 title "HPC-Ops block-sparse FP8", \
+       ARG1 using (100 * $1):7 axes x1y2 with linespoints ls 6 title "FlashPrefill V2 block-sparse"
 } else {
   plot @sizes
 }

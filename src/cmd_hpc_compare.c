@@ -4,9 +4,12 @@
    [batch, Hq, ceil(Lq/128), ceil(Lk/128)], whatever the density) against the CSR our
    kernels read (int32 offsets and indices) and against what the gpu backend allocates for
    it today (sized for the causal worst case). On the gpu backend, our sparse attention's
-   time on each mask. Not here yet, and said so in the output: HPC-Ops' own timing (no
-   adapter to its op) and the index-driven versus mask-driven skip ablation (no mask-driven
-   variant of our kernel). */
+   time on each mask, and on the same mask, through experiments/peers.py, HPC-Ops' block-sparse
+   kernel (hpc: our index as its coarser per-head mask) and FlashPrefill V2's (fpv2_kernel),
+   each set against ours (speedup_<peer>), or a skip saying why. Not here yet, and said so in
+   the output: the index-driven versus mask-driven skip ablation (no mask-driven variant of our
+   kernel). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +18,9 @@
 #include "density.h"
 #include "error.h"
 #include "experiment.h"
+#include "peer_torch.h"
 #include "report.h"
+#include "stats.h"
 
 #define HPC_BLOCK 128 /* HPC-Ops' block-sparse kernels use 128 x 128 mask blocks */
 
@@ -51,7 +56,7 @@ static index_bytes count_bytes(const problem *pb, const csr_index *idx) {
 static void print_header(FILE *f, int gpu) {
   fprintf(f, "%8s %8s %9s %13s %10s %8s %13s", "len", "mask", "density", "HPC mask MiB", "CSR MiB", "saving",
           "alloc MiB");
-  if (gpu) fprintf(f, " %11s", "attend ms");
+  if (gpu) fprintf(f, " %11s  %s", "attend ms", "peers: ms, their time over ours");
   fprintf(f, "\n");
 }
 
@@ -76,8 +81,20 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
   const double mib = 1024.0 * 1024.0;
   fprintf(txt, "%8d %8.3f %8.2f%% %13.2f %10.2f %7.1f%% %13.2f", pb->lq[0], density, 100 * density_overall(&d),
           b.hpc_mask / mib, b.csr / mib, 100 * (1 - b.csr / b.hpc_mask), b.alloc / mib);
-  if (gpu) fprintf(txt, " %11.3f", r.ms_attend);
+  peer_timing peers[PEERS_MAX];
+  peer_skip skipped[PEERS_MAX];
+  int npeers = 0, nskipped = 0;
+  if (gpu) {
+    peer_torch_run(pb, &r.index, a->o.trials, "hpc,fpv2_kernel", "hpc,fpv2", peers, &npeers, skipped, &nskipped);
+    fprintf(txt, " %11.3f ", r.ms_attend);
+    for (int i = 0; i < npeers; i++) {
+      const double ms = stats_median(peers[i].trials_ms, peers[i].trials);
+      fprintf(txt, " %s %.3f %.2fx", peers[i].name, ms, ms / r.ms_attend);
+    }
+    for (int i = 0; i < nskipped; i++) fprintf(txt, " %s skipped", skipped[i].name);
+  }
   fprintf(txt, "\n");
+  for (int i = 0; i < nskipped; i++) fprintf(txt, "  skipped: %s: %s\n", skipped[i].name, skipped[i].why);
   fflush(txt);
   if (rep) {
     cJSON *row = report_add_row(rep);
@@ -92,9 +109,13 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
     report_put_number(row, "index_alloc_bytes", b.alloc);
     if (gpu) {
       report_put_string(row, "kernel", r.kernel);
+      report_put_number(row, "correction", pb->p.correction);
       report_add_times(row, "attend", r.t_attend, r.trials);
+      for (int i = 0; i < npeers; i++) peer_put(row, &peers[i], &d, NAN, r.ms_attend);
+      peers_put_skipped(row, skipped, nskipped);
     }
   }
+  for (int i = 0; i < npeers; i++) free(peers[i].trials_ms);
   density_free(&d);
   pipeline_result_free(&r);
   return EXIT_OK;
@@ -116,9 +137,13 @@ int cmd_hpc_compare(int argc, char **argv) {
   int rc = cli_parse(argc, argv, "hpc-compare [options]",
                      "Our CSR block index against HPC-Ops' dense per-head block mask (paper Fig. 5,\n"
                      "Tab. 7): index bytes per forced mask density, exactly counted, and on a GPU our\n"
-                     "sparse attention's time on each mask. The cpu backend counts the index only.\n"
-                     "HPC-Ops' own timing and the index- versus mask-driven skip ablation are not\n"
-                     "implemented yet (the output says so).",
+                     "sparse attention's time on each mask beside HPC-Ops' (hpc, FP8, on our index\n"
+                     "as its per-head mask) and FlashPrefill V2's (fpv2_kernel) on the same mask, run\n"
+                     "by experiments/peers.py from the libraries FP2_HPC_OPS_LIB and\n"
+                     "FP2_FLASHPREFILL_LIB name (each skipped with the reason otherwise); pass\n"
+                     "--no-correction to set them against ours without correction, as they compute.\n"
+                     "The cpu backend counts the index only. The index- versus mask-driven skip\n"
+                     "ablation is not implemented yet (the output says so).",
                      specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
@@ -151,12 +176,12 @@ int cmd_hpc_compare(int argc, char **argv) {
     problem_free(&pb);
   }
   static const char *not_run[][2] = {
-      {"hpc-ops", "HPC-Ops' block-sparse FP8 op is not timed: fp2bench has no adapter to it yet"},
       {"mask_driven_skip", "the index- versus mask-driven skip ablation needs a mask-driven variant of our "
                            "attention kernel, which does not exist yet"},
+      {"hpc,fpv2", "the peers are timed on the gpu backend only"},
   };
   cJSON *skipped = cJSON_CreateArray();
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < (gpu ? 1 : 2); i++) {
     fprintf(txt, "not run: %s\n", not_run[i][1]);
     cJSON *s = cJSON_CreateObject();
     report_put_string(s, "name", not_run[i][0]);

@@ -25,35 +25,28 @@ typedef struct speedup_args {
   const char *peers;
 } speedup_args;
 
-/* One baseline's times for a length and dtype. */
-typedef struct baseline {
-  char name[32];
-  double *trials_ms;
-  int trials;
-  int sparse; /* computes our index without correction (peer_timing.sparse) */
-  double median_ms, tflops;
-} baseline;
-
 static void print_header(FILE *f) {
   fprintf(f, "%7s %-5s %8s %9s %9s %9s %9s %10s  %s\n", "len", "dtype", "density", "index ms", "sparse ms",
           "no-corr", "total ms", "sparse TF", "baselines: ms (TF) speedup of the total [of no-corr]");
 }
 
-/* r: the sparse pass; nc: the same index without correction. */
+/* r: the sparse pass; nc: the same index without correction. A ratio in brackets is against nc. */
 static void print_row(FILE *f, int64_t len, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
-                      const pipeline_result *nc, const baseline *b, int nb) {
+                      const pipeline_result *nc, const peer_timing *b, int nb) {
   const double index_ms = r->ms_quant + r->ms_pool + r->ms_select, total = index_ms + r->ms_attend;
   fprintf(f, "%7lld %-5s %7.2f%% %9.3f %9.3f %9.3f %9.3f %10.1f ", (long long)len, dtype_name(dt),
           100 * density_overall(d), index_ms, r->ms_attend, nc->ms_attend, total, flops_sparse(d) / r->ms_attend / 1e9);
   for (int i = 0; i < nb; i++) {
-    fprintf(f, " %s %.3f (%.0f) %.1fx", b[i].name, b[i].median_ms, b[i].tflops, b[i].median_ms / total);
-    if (b[i].sparse) fprintf(f, " [%.2fx]", b[i].median_ms / nc->ms_attend);
+    const double ms = stats_median(b[i].trials_ms, b[i].trials);
+    fprintf(f, " %s %.3f (%.0f)", b[i].name, ms, peer_flops(&b[i], d) / ms / 1e9);
+    if (b[i].versus == VERSUS_TOTAL) fprintf(f, " %.1fx", ms / total);
+    if (b[i].pairs == PAIRS_INDEX || b[i].versus == VERSUS_NOCORR) fprintf(f, " [%.2fx]", ms / nc->ms_attend);
   }
   fprintf(f, "\n");
 }
 
 static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
-                    const pipeline_result *nc, const baseline *b, int nb, const peer_skip *skipped, int nskipped) {
+                    const pipeline_result *nc, const peer_timing *b, int nb, const peer_skip *skipped, int nskipped) {
   cJSON *row = report_add_row(rep);
   const double index_ms = r->ms_quant + r->ms_pool + r->ms_select, total = index_ms + r->ms_attend;
   report_put_number(row, "len", (double)len);
@@ -71,43 +64,19 @@ static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats 
   report_put_number(row, "attend_nocorr_tflops", flops_sparse(d) / nc->ms_attend / 1e9);
   report_put_number(row, "flops_dense", flops_dense(d));
   report_put_number(row, "flops_sparse", flops_sparse(d));
-  for (int i = 0; i < nb; i++) {
-    char key[64];
-    report_add_times(row, b[i].name, b[i].trials_ms, b[i].trials);
-    snprintf(key, sizeof key, "%.31s_tflops", b[i].name);
-    report_put_number(row, key, b[i].tflops);
-    snprintf(key, sizeof key, "speedup_%.31s", b[i].name);
-    report_put_number(row, key, b[i].median_ms / total);
-    if (b[i].sparse) {
-      snprintf(key, sizeof key, "speedup_%.31s_kernel", b[i].name);
-      report_put_number(row, key, b[i].median_ms / nc->ms_attend);
-    }
-  }
-  cJSON *skips = cJSON_CreateArray();
-  for (int i = 0; i < nskipped; i++) {
-    cJSON *s = cJSON_CreateObject();
-    report_put_string(s, "peer", skipped[i].name);
-    report_put_string(s, "why", skipped[i].why);
-    cJSON_AddItemToArray(skips, s);
-  }
-  report_put(row, "peers_skipped", skips);
+  for (int i = 0; i < nb; i++) peer_put(row, &b[i], d, total, nc->ms_attend);
+  peers_put_skipped(row, skipped, nskipped);
 }
 
 /* Our dense pass: the same kernels over every causal block. */
-static int own_dense(int backend, const problem *pb, int trials, baseline *out, char *err) {
+static int own_dense(int backend, const problem *pb, int trials, peer_timing *out, char *err) {
   pipeline_config cfg = {.density = 1.0, .attend = 1};
   pipeline_result r;
   if (backend_pipeline(backend, pb, &cfg, trials, &r, err) != 0) return -1;
-  density_stats d;
-  density_measure(pb, &r.index, 0, &d);
+  *out = (peer_timing){.pairs = PAIRS_CAUSAL, .versus = VERSUS_TOTAL, .trials = r.trials};
   snprintf(out->name, sizeof out->name, "dense");
-  out->sparse = 0;
-  out->trials = r.trials;
   out->trials_ms = xmalloc(sizeof(double) * (size_t)r.trials);
   memcpy(out->trials_ms, r.t_attend, sizeof(double) * (size_t)r.trials);
-  out->median_ms = r.ms_attend;
-  out->tflops = flops_dense(&d) / r.ms_attend / 1e9;
-  density_free(&d);
   pipeline_result_free(&r);
   return 0;
 }
@@ -158,7 +127,7 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
   char err[ERR_LEN];
   pipeline_config cfg = {.density = o.density, .seed = (uint64_t)o.seed, .attend = 1};
   pipeline_result r;
-  baseline b[1 + PEERS_MAX];
+  peer_timing b[1 + PEERS_MAX];
   peer_skip skipped[PEERS_MAX];
   int nb = 0, nskipped = 0;
   if (backend_pipeline(a->backend, &pb, &cfg, a->o.trials, &r, err) != 0) {
@@ -189,19 +158,8 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
   } else {
     nb++;
   }
-  peer_timing pt[PEERS_MAX];
-  int npt = rc == EXIT_OK && a->backend == BACKEND_GPU
-                ? peers_run(a->peers, &pb, &r.index, a->o.trials, pt, skipped, &nskipped)
-                : 0;
-  for (int i = 0; i < npt; i++) {
-    memcpy(b[nb].name, pt[i].name, sizeof b[nb].name);
-    b[nb].sparse = pt[i].sparse;
-    b[nb].trials = pt[i].trials;
-    b[nb].trials_ms = pt[i].trials_ms;
-    b[nb].median_ms = stats_median(pt[i].trials_ms, pt[i].trials);
-    b[nb].tflops = peer_flops(&pt[i], &d) / b[nb].median_ms / 1e9;
-    nb++;
-  }
+  if (rc == EXIT_OK && a->backend == BACKEND_GPU)
+    nb += peers_run(a->peers, &pb, &r.index, a->o.trials, &b[nb], skipped, &nskipped);
   if (rc == EXIT_OK) {
     print_row(txt, len, dt, &d, &r, &nc, b, nb);
     fflush(txt);
@@ -226,7 +184,7 @@ int cmd_speedup(int argc, char **argv) {
       OPTS_SELECT(&a.o),
       OPTS_DATA(&a.o),
       OPTS_RUN(&a.o),
-      {"--peers", OPT_STRING, &a.peers, "LIST", "dense peers to time beside ours: " PEERS_CHOICES " or none"},
+      {"--peers", OPT_STRING, &a.peers, "LIST", "peers to time beside ours: " PEERS_CHOICES " or none"},
       OPT_TRIALS(&a.o),
   };
   int rc = cli_parse(argc, argv, "speedup [options]",
@@ -236,7 +194,11 @@ int cmd_speedup(int argc, char **argv) {
                      "run on our index without correction: the index's pairs). Kernel for kernel, our\n"
                      "sparse attention without correction on the identical index is timed too\n"
                      "(attend_nocorr) and set against Flex (speedup_flex_kernel) beside the total's\n"
-                     "ratio (speedup_flex). Without a GPU the cpu backend times nothing: it gives the\n"
+                     "ratio (speedup_flex). fpv2: FlashPrefill V2's whole pass (its index builder and\n"
+                     "corrected attention) against our total (speedup_fpv2), and its attention alone on\n"
+                     "our index against attend_nocorr (speedup_fpv2_kernel); hpc (FP8): HPC-Ops' block-\n"
+                     "sparse kernel on our index as its coarser mask (hpc_density) against attend_nocorr\n"
+                     "(speedup_hpc). Without a GPU the cpu backend times nothing: it gives the\n"
                      "density alone (at 1K unless --len is given).",
                      specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;

@@ -8,12 +8,14 @@
 #include "numeric.h"
 #include "peer_cudnn.h"
 #include "peer_torch.h"
+#include "report.h"
 #include "sample.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const char *const known[] = {"cudnn", "torch"};
+static const char *const known[] = {"cudnn", "torch", "fpv2", "hpc"};
 
 /* Calls fn(name, ctx) for each name of the list; stops at the first non-zero. */
 static int each_peer(const char *list, int (*fn)(const char *name, void *ctx), void *ctx) {
@@ -47,9 +49,46 @@ typedef struct run_ctx {
   int *nout;
   peer_skip *skipped;
   int *nskipped;
+  char groups[64];        /* the list's names that peers.py runs: torch, fpv2, hpc */
+  char script_peers[128]; /* their peers in peers.py's names */
 } run_ctx;
 
-double peer_flops(const peer_timing *t, const density_stats *d) { return t->sparse ? flops_sparse(d) : flops_dense(d); }
+double peer_flops(const peer_timing *t, const density_stats *d) {
+  switch (t->pairs) {
+  case PAIRS_INDEX: return flops_sparse(d);
+  case PAIRS_COUNTED: return 4.0 * d->dim * t->pairs_count;
+  default: return flops_dense(d);
+  }
+}
+
+void peer_put(cJSON *row, const peer_timing *t, const density_stats *d, double total_ms, double nocorr_ms) {
+  char key[64];
+  const double ms = stats_median(t->trials_ms, t->trials);
+  report_add_times(row, t->name, t->trials_ms, t->trials);
+  snprintf(key, sizeof key, "%.31s_tflops", t->name);
+  report_put_number(row, key, peer_flops(t, d) / ms / 1e9);
+  snprintf(key, sizeof key, "speedup_%.31s", t->name);
+  report_put_number(row, key, ms / (t->versus == VERSUS_NOCORR ? nocorr_ms : total_ms));
+  if (t->pairs == PAIRS_INDEX && t->versus == VERSUS_TOTAL) {
+    snprintf(key, sizeof key, "speedup_%.31s_kernel", t->name);
+    report_put_number(row, key, ms / nocorr_ms);
+  }
+  if (t->pairs == PAIRS_COUNTED) {
+    snprintf(key, sizeof key, "%.31s_density", t->name);
+    report_put_number(row, key, t->density);
+  }
+}
+
+void peers_put_skipped(cJSON *row, const peer_skip *skipped, int nskipped) {
+  cJSON *skips = cJSON_CreateArray();
+  for (int i = 0; i < nskipped; i++) {
+    cJSON *s = cJSON_CreateObject();
+    report_put_string(s, "peer", skipped[i].name);
+    report_put_string(s, "why", skipped[i].why);
+    cJSON_AddItemToArray(skips, s);
+  }
+  report_put(row, "peers_skipped", skips);
+}
 
 void peers_skip(peer_skip *skipped, int *nskipped, const char *name, const char *why) {
   if (*nskipped >= PEERS_MAX) return;
@@ -139,8 +178,8 @@ static void run_cudnn(run_ctx *c) {
   }
   if (rc == 0 && *c->nout < PEERS_MAX) {
     peer_timing *t = &c->out[(*c->nout)++];
+    *t = (peer_timing){.pairs = PAIRS_CAUSAL, .versus = VERSUS_TOTAL};
     snprintf(t->name, sizeof t->name, "cudnn");
-    t->sparse = 0;
     t->trials_ms = ms;
     t->trials = c->trials;
     ms = NULL;
@@ -155,20 +194,35 @@ static void run_cudnn(run_ctx *c) {
   cudaFree(scales);
 }
 
+static void append(char *list, size_t size, const char *item) {
+  size_t n = strlen(list);
+  snprintf(list + n, size - n, "%s%s", n ? "," : "", item);
+}
+
+/* cudnn runs here; the others are gathered for one run of peers.py (one export of the inputs).
+   fpv2 is its whole pass and its attention alone on our index. */
 static int run_peer(const char *name, void *ctx) {
+  static const char *const script[][2] = {
+      {"torch", "fa2,sdpa_cudnn,flex"}, {"fpv2", "fpv2,fpv2_kernel"}, {"hpc", "hpc"}};
   run_ctx *c = ctx;
-  if (strcmp(name, "torch") == 0)
-    peer_torch_run(c->pb, c->idx, c->trials, c->out, c->nout, c->skipped, c->nskipped);
-  else
+  if (strcmp(name, "cudnn") == 0) {
     run_cudnn(c);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof script / sizeof script[0]; i++)
+    if (strcmp(name, script[i][0]) == 0) {
+      append(c->groups, sizeof c->groups, name);
+      append(c->script_peers, sizeof c->script_peers, script[i][1]);
+    }
   return 0;
 }
 
 int peers_run(const char *list, const problem *pb, const csr_index *idx, int trials, peer_timing *out,
               peer_skip *skipped, int *nskipped) {
   int nout = 0;
-  run_ctx c = {pb, idx, trials, out, &nout, skipped, nskipped};
+  run_ctx c = {pb, idx, trials, out, &nout, skipped, nskipped, "", ""};
   *nskipped = 0;
   each_peer(list, run_peer, &c);
+  if (c.groups[0]) peer_torch_run(pb, idx, trials, c.script_peers, c.groups, out, &nout, skipped, nskipped);
   return nout;
 }

@@ -66,7 +66,8 @@ python3 - "$dir/hpc.json" <<'PY' || fail "hpc-compare's JSON is not as expected"
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "hpc-ops" and d["config"]["paper"]["paper_values"], d["config"]
-assert [s["name"] for s in d["config"]["not_run"]] == ["hpc-ops", "mask_driven_skip"], d["config"]
+assert [s["name"] for s in d["config"]["not_run"]] == ["mask_driven_skip", "hpc,fpv2"], d["config"]
+assert "gpu backend only" in d["config"]["not_run"][1]["why"], d["config"]
 rows = d["rows"]
 assert [r["forced_density"] for r in rows] == [1, 0.3], rows
 blocks = math.ceil(1000 / 128)
