@@ -198,6 +198,12 @@ static void choice_name(const char *choices, int index, char *buf, size_t len) {
   buf[n] = '\0';
 }
 
+int format_size(char *buf, size_t len, int64_t v, int upper) {
+  if (v != 0 && v % (1024 * 1024) == 0) return snprintf(buf, len, "%lld%c", (long long)(v >> 20), upper ? 'M' : 'm');
+  if (v != 0 && v % 1024 == 0) return snprintf(buf, len, "%lld%c", (long long)(v >> 10), upper ? 'K' : 'k');
+  return snprintf(buf, len, "%lld", (long long)v);
+}
+
 static void format_default(const opt_spec *s, char *buf, size_t len) {
   switch (s->kind) {
     case OPT_FLAG: snprintf(buf, len, "%s", *(int *)s->dst ? "on" : "off"); break;
@@ -208,14 +214,8 @@ static void format_default(const opt_spec *s, char *buf, size_t len) {
       size_t used = 0;
       buf[0] = '\0';
       for (int i = 0; i < l->n && used < len; i++) {
-        int64_t v = l->v[i];
-        const char *sep = i ? "," : "";
-        if (v % (1024 * 1024) == 0)
-          used += (size_t)snprintf(buf + used, len - used, "%s%lldm", sep, (long long)(v >> 20));
-        else if (v % 1024 == 0)
-          used += (size_t)snprintf(buf + used, len - used, "%s%lldk", sep, (long long)(v >> 10));
-        else
-          used += (size_t)snprintf(buf + used, len - used, "%s%lld", sep, (long long)v);
+        if (i) used += (size_t)snprintf(buf + used, len - used, ",");
+        if (used < len) used += (size_t)format_size(buf + used, len - used, l->v[i], 0);
       }
       break;
     }

@@ -126,6 +126,9 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
 /* "4k" -> 4096; returns 0, or -1 with the reason in err. */
 int parse_size(const char *s, int64_t *out, char *err);
 int parse_size_list(const char *s, size_list *out, char *err);
+/* v as a size: 16k or 1m where it is a whole number of them (16K, 1M with upper), else in
+   full; snprintf's return value. */
+int format_size(char *buf, size_t len, int64_t v, int upper);
 int parse_double_list(const char *s, double_list *out, char *err);
 
 /* Shape and parameter checks common to all experiments; 0 or -1 with err naming the option. */

@@ -23,7 +23,8 @@
 
 #define MAX_ARGS 24
 
-/* One step: the result file it writes, the columns of its table in REPORT.md, its command. */
+/* One step: the result file it writes, the columns of its table in REPORT.md, its command.
+   The title names no size: REPORT.md adds the lengths and heads its result ran at. */
 typedef struct step {
   const char *file;
   const char *title;
@@ -49,10 +50,10 @@ static const step steps[] = {
      {"speedup", "--dtype", "bf16", "--density", "0.05", NULL}},
     {"speedup-density5-fp8", "Operator speedup at a forced density of 5%, FP8", SPEEDUP_DENSITY5_COLUMNS,
      {"speedup", "--dtype", "fp8", "--density", "0.05", NULL}},
-    {"sweep-alpha", "Threshold sweep at 64K (Tab. 9)",
+    {"sweep-alpha", "Threshold sweep (Tab. 9)",
      "dtype kernel alpha density rel_error_corrected rel_error_uncorrected mass_recall needle_recall",
      {"sweep-alpha", NULL}},
-    {"correction", "Cost of the mean correction at 64K (Fig. 6)",
+    {"correction", "Cost of the mean correction (Fig. 6)",
      "dtype sparsity density attend_corrected.median_ms attend_uncorrected.median_ms overhead_ms overhead",
      {"correction", NULL}},
     {"density-niah", "Density on needle-in-a-haystack inputs (Tab. 3)",
@@ -61,13 +62,13 @@ static const step steps[] = {
     {"breakdown", "Time of each stage of the sparse pass",
      "len density quantise.median_ms pool.median_ms select.median_ms attend_uncorrected.median_ms correction_ms total_ms",
      {"breakdown", NULL}},
-    {"chunked", "Chunked prefill at 64K (Tab. 6's setting)",
+    {"chunked", "Chunked prefill (Tab. 6's setting)",
      "mode chunk density index_ms attend_ms total_ms time_vs_one_pass",
      {"chunked", NULL}},
-    {"hpc-ops", "Index size against HPC-Ops' dense mask, and sparse FP8 time per density at 64K (Fig. 5)",
+    {"hpc-ops", "Index size against HPC-Ops' dense mask, and sparse FP8 time per density (Fig. 5)",
      "len forced_density density hpc_mask_bytes csr_bytes csr_saving index_alloc_bytes attend.median_ms",
      {"hpc-compare", NULL}},
-    {"hpc-ops-index-128k", "Index size at 128K, 32:4 heads, 5% (Tab. 7's setting; counted on the cpu)",
+    {"hpc-ops-index-128k", "Index size at a density of 5% (Tab. 7's setting; counted on the cpu)",
      "len forced_density density hpc_mask_bytes csr_bytes csr_saving index_alloc_bytes",
      {"hpc-compare", "--len", "128k", "--heads", "32:4", "--densities", "0.05", "--backend", "cpu", NULL}},
 };
@@ -122,10 +123,16 @@ static int pick_steps(const char *list, unsigned char *want, char *err) {
   }
 }
 
-static void cell(FILE *f, const cJSON *x) {
-  if (cJSON_IsNumber(x) && fabs(x->valuedouble) < 1e15 && x->valuedouble == floor(x->valuedouble))
-    fprintf(f, " %lld |", (long long)x->valuedouble); /* lengths, counts and bytes in full */
-  else if (cJSON_IsNumber(x))
+/* A table cell; size: the column is a sequence length or chunk, written as 16K. */
+static void cell(FILE *f, const cJSON *x, int size) {
+  if (cJSON_IsNumber(x) && fabs(x->valuedouble) < 1e15 && x->valuedouble == floor(x->valuedouble)) {
+    char buf[32];
+    if (size)
+      format_size(buf, sizeof buf, (int64_t)x->valuedouble, 1);
+    else
+      snprintf(buf, sizeof buf, "%lld", (long long)x->valuedouble); /* counts and bytes in full */
+    fprintf(f, " %s |", buf);
+  } else if (cJSON_IsNumber(x))
     fprintf(f, " %.4g |", x->valuedouble);
   else if (cJSON_IsString(x))
     fprintf(f, " %s |", x->valuestring);
@@ -140,6 +147,24 @@ static const char *statement(const cJSON *v) {
   const cJSON *q = cJSON_GetObjectItemCaseSensitive(v, "quote");
   if (!cJSON_IsString(q)) q = cJSON_GetObjectItemCaseSensitive(v, "statement");
   return cJSON_IsString(q) ? q->valuestring : NULL;
+}
+
+/* A statement as Markdown: the LaTeX the quotes keep verbatim (experiments/README.md) as the
+   characters it stands for. */
+static void put_statement(FILE *f, const char *s) {
+  static const struct { const char *tex, *text; } symbols[] = {
+      {"\\times", "×"}, {"\\alpha", "α"}, {"\\rho", "ρ"}, {"\\%", "%"},
+  };
+  while (*s) {
+    size_t i = 0;
+    while (i < sizeof symbols / sizeof symbols[0] && strncmp(s, symbols[i].tex, strlen(symbols[i].tex)) != 0) i++;
+    if (i < sizeof symbols / sizeof symbols[0]) {
+      fputs(symbols[i].text, f);
+      s += strlen(symbols[i].tex);
+    } else {
+      fputc(*s++, f);
+    }
+  }
 }
 
 /* Whether a value before v in values has v's statement (several values quote one sentence). */
@@ -177,7 +202,7 @@ static void report_section(FILE *f, const step *s, const cJSON *doc) {
   const cJSON *row;
   cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(doc, "rows")) {
     fprintf(f, "|");
-    for (int i = 0; i < n; i++) cell(f, field(row, names[i]));
+    for (int i = 0; i < n; i++) cell(f, field(row, names[i]), strcmp(names[i], "len") == 0 || strcmp(names[i], "chunk") == 0);
     fprintf(f, "\n");
   }
   const cJSON *paper = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "config"), "paper");
@@ -187,10 +212,32 @@ static void report_section(FILE *f, const step *s, const cJSON *doc) {
     fprintf(f, "\nThe paper (%s, %s):\n\n", cJSON_IsString(src) ? src->valuestring : "?",
             cJSON_IsString(pg) ? pg->valuestring : "?");
     cJSON_ArrayForEach(v, values) {
-      if (statement(v) && !said_before(values, v)) fprintf(f, "- %s\n", statement(v));
+      if (statement(v) && !said_before(values, v)) {
+        fputs("- ", f);
+        put_statement(f, statement(v));
+        fputc('\n', f);
+      }
     }
   }
   fprintf(f, "\n");
+}
+
+/* A section's heading: the step's title and, from its result where there is one, the lengths
+   and heads it ran at (a --small run's are not the paper's). */
+static void heading(FILE *f, const step *s, const cJSON *doc) {
+  const cJSON *config = cJSON_GetObjectItemCaseSensitive(doc, "config");
+  const cJSON *lens = cJSON_GetObjectItemCaseSensitive(config, "len");
+  const cJSON *hq = cJSON_GetObjectItemCaseSensitive(config, "hq"), *hkv = cJSON_GetObjectItemCaseSensitive(config, "hkv");
+  const cJSON *first = cJSON_GetArrayItem(lens, 0), *last = cJSON_GetArrayItem(lens, cJSON_GetArraySize(lens) - 1);
+  fprintf(f, "## %s", s->title);
+  if (cJSON_IsNumber(first) && cJSON_IsNumber(last)) {
+    char a[32], b[32];
+    format_size(a, sizeof a, (int64_t)first->valuedouble, 1);
+    format_size(b, sizeof b, (int64_t)last->valuedouble, 1);
+    fprintf(f, first == last ? " at %s" : " at %s to %s", a, b);
+  }
+  if (cJSON_IsNumber(hq) && cJSON_IsNumber(hkv)) fprintf(f, ", %d:%d heads", hq->valueint, hkv->valueint);
+  fprintf(f, "\n\n");
 }
 
 /* Runs one step; 0 when it wrote its JSON. */
@@ -245,20 +292,20 @@ static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], 
   for (size_t i = 0; i < NSTEPS; i++) {
     char json[1200], lerr[ERR_LEN];
     snprintf(json, sizeof json, "%s/%s.json", dir, steps[i].file);
-    fprintf(md, "## %s\n\n", steps[i].title);
-    if (why[i][0]) fprintf(md, "Failed in this run: %s.\n\n", why[i]);
-    if (access(json, F_OK) != 0) {
-      fprintf(md, "Not run yet (`fp2bench reproduce --steps %s`).\n\n", steps[i].file);
-      continue;
-    }
     cJSON *doc = NULL;
-    if (report_load(json, &doc, lerr) != 0) {
+    const int present = access(json, F_OK) == 0;
+    const int loaded = present && report_load(json, &doc, lerr) == 0;
+    heading(md, &steps[i], doc);
+    if (why[i][0]) fprintf(md, "Failed in this run: %s.\n\n", why[i]);
+    if (!present) {
+      fprintf(md, "Not run yet (`fp2bench reproduce --steps %s`).\n\n", steps[i].file);
+    } else if (!loaded) {
       fprintf(md, "Its result cannot be read: %s.\n\n", lerr);
       unreadable++;
-      continue;
+    } else {
+      if (why[i][0]) fprintf(md, "An earlier result:\n\n");
+      report_section(md, &steps[i], doc);
     }
-    if (why[i][0]) fprintf(md, "An earlier result:\n\n");
-    report_section(md, &steps[i], doc);
     cJSON_Delete(doc);
   }
   return outfile_close(&out, 1, err) == 0 ? unreadable : -1;

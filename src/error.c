@@ -30,6 +30,15 @@ void *xmalloc(size_t bytes) {
   return p;
 }
 
+void *xrealloc(void *p, size_t bytes) {
+  void *grown = realloc(p, bytes ? bytes : 1);
+  if (!grown) {
+    fail("out of host memory allocating %zu bytes", bytes);
+    exit(EXIT_RUNTIME);
+  }
+  return grown;
+}
+
 void *xcalloc(size_t count, size_t size) {
   void *p = calloc(count ? count : 1, size ? size : 1);
   if (!p) {

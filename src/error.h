@@ -25,5 +25,6 @@ void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Allocation that exits with EXIT_RUNTIME and the size when memory runs out. */
 void *xmalloc(size_t bytes);
 void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t bytes);
 
 #endif

@@ -108,7 +108,7 @@ rest="$rest hpc-ops hpc-ops-index-128k"
 for f in $first; do [ -s "$dir/rep/$f.json" ] || fail "reproduce --steps wrote no $f.json"; done
 for f in $rest; do [ ! -e "$dir/rep/$f.json" ] || fail "reproduce --steps ran $f too"; done
 [ "$(grep -c '^Not run yet' "$dir/rep/REPORT.md" 2>/dev/null)" = 9 ] || fail "REPORT.md does not list the 9 steps not run"
-# The second stage reports the first stage's JSON as it finds it: a length of 128K, written in full.
+# The second stage reports the first stage's JSON as it finds it: a length of 128K, written as such.
 python3 - "$dir/rep/speedup-llm-bf16.json" <<'PY' || fail "cannot edit speedup-llm-bf16.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -125,7 +125,10 @@ grep -q "numbers mean nothing" "$dir/rep/REPORT.md" || fail "REPORT.md of a --sm
 python3 - "$dir/rep/REPORT.md" <<'PY' || fail "REPORT.md is not as expected"
 import re, sys
 text = open(sys.argv[1]).read()
-assert "| bf16 | oracle | 131072 |" in text, "lengths are not written as integers"   # speedup-llm-bf16's first row
+assert "| bf16 | oracle | 128K |" in text, "lengths are not written as sizes"   # speedup-llm-bf16's first row
+assert "\\" not in text, "raw LaTeX: " + re.search(r"\S*\\\S*", text).group()
+headings = [l for l in text.splitlines() if l.startswith("## ")]
+assert all(h.endswith(" at 1K, 8:2 heads") for h in headings), "a heading not saying what ran: " + str(headings)
 assert not re.search(r"\d\.\d+e\+\d", text), "a number in exponent form: " + re.search(r"\S*\d\.\d+e\+\d\S*", text).group()
 for section in text.split("\n## ")[1:]:
     said = [l for l in section.splitlines() if l.startswith("- ")]

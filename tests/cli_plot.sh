@@ -3,26 +3,14 @@
 # the table its script declares (nested keys, arrays, null as NaN, series blocks), and
 # refuses bad input with one clear line. Usage: cli_plot.sh path/to/fp2bench
 set -u
-bin=$1
+bin=$(realpath "$1")
+name=cli_plot.sh
 if ! command -v gnuplot >/dev/null 2>&1; then
   echo "gnuplot is not installed: skipped"
   exit 77
 fi
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1
-failures=0
-fail() { echo "cli_plot.sh: $*" >&2; failures=$((failures + 1)); }
-
-# expect CODE PATTERN CMD...: CMD exits with CODE and its stderr matches PATTERN.
-expect() {
-  local code=$1 pattern=$2
-  shift 2
-  "$@" >out.txt 2>err.txt
-  local rc=$?
-  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "'$*' did not say '$pattern': $(cat err.txt)"
-}
+# shellcheck source=lib/expect.sh
+. "$(dirname "$(realpath "$0")")/lib/expect.sh"
 
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
 
@@ -87,10 +75,14 @@ FP2_PLOTS_DIR=$dir/plots "$bin" plot series.json -o series.txt --dat series.dat 
   fail "series plot failed: $(cat err.txt)"
 diff want.dat series.dat >diff.txt || fail "series.dat differs: $(cat diff.txt)"
 
-# A script gnuplot rejects leaves no image behind.
+# A script gnuplot rejects (gnuplot's own lines, then one naming the script, exit 3) leaves no
+# image behind.
 printf '# columns: x\nthis is not gnuplot\n' >plots/broken.gp
 sed 's/"series"/"broken"/' series.json >broken.json
-FP2_PLOTS_DIR=$dir/plots expect 3 "gnuplot failed on" "$bin" plot broken.json -o broken.png
+FP2_PLOTS_DIR=$dir/plots "$bin" plot broken.json -o broken.png >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 3 ] && grep -q "gnuplot failed on '.*broken.gp'" err.txt ||
+  fail "plot with a broken script exited $rc without naming it: $(cat err.txt)"
 [ -e broken.png ] && fail "broken.png exists after gnuplot failed"
 ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind: $(ls ./*.tmp.*)"
 
@@ -136,5 +128,5 @@ for opt in RESULT.json --out --dat --help; do
   grep -q -- "$opt" help.txt || fail "plot --help does not list $opt"
 done
 
-[ "$failures" -eq 0 ] || { echo "cli_plot.sh: $failures failure(s)" >&2; exit 1; }
+[ "$failures" -eq 0 ] || { echo "$name: $failures failure(s)" >&2; exit 1; }
 echo "cli_plot.sh: ok"

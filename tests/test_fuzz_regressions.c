@@ -21,6 +21,9 @@
 #define LLVMFuzzerTestOneInput fuzz_options_one
 #include "fuzz/fuzz_options.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_plot_one
+#include "fuzz/fuzz_plot.c"
+#undef LLVMFuzzerTestOneInput
 
 static int compare_strings(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -74,7 +77,7 @@ int main(void) {
   static const struct {
     const char *name;
     int (*one)(const uint8_t *, size_t);
-  } targets[] = {{"safetensors", fuzz_safetensors_one}, {"options", fuzz_options_one}};
+  } targets[] = {{"safetensors", fuzz_safetensors_one}, {"options", fuzz_options_one}, {"plot", fuzz_plot_one}};
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
     char corpus[256], regressions[256];
     snprintf(corpus, sizeof corpus, "tests/fuzz/corpus/%s", targets[i].name);

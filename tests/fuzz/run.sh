@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang into build-fuzz/ and runs each for a bounded time
 # on a copy of its seed corpus (tests/fuzz/corpus/<target>/, plus the inputs of
 # tests/fuzz/regressions/<target>/ and the dictionary tests/fuzz/<target>.dict if there is
-# one), both targets at once. Exits non-zero on any finding (crash, leak, undefined
+# one), all targets at once. Exits non-zero on any finding (crash, leak, undefined
 # behaviour, failed expectation, timeout, out-of-memory); the input that caused it is left
 # in build-fuzz/artifacts/<target>/. Copy it to tests/fuzz/regressions/<target>/ so that
 # test_fuzz_regressions keeps it.
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors options)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors options plot)
 
 cc=${FUZZ_CC:-}
 if [ -z "$cc" ]; then
@@ -53,11 +53,13 @@ sources_safetensors=(src/safetensors.c src/qkv_file.c src/tensor.c src/numeric.c
 libs_safetensors=(-lcjson -lm)
 sources_options=(src/cli.c src/error.c kernels/sm90_shape.c kernels/status.c)
 libs_options=(-lm)
+sources_plot=(src/plot_table.c src/report_load.c src/infile.c src/outfile.c src/error.c)
+libs_plot=(-lcjson -lm)
 
 for t in "${targets[@]}"; do
   case $t in
-    safetensors|options) ;;
-    *) echo "fuzz: unknown target '$t' (safetensors, options)" >&2; exit 2 ;;
+    safetensors|options|plot) ;;
+    *) echo "fuzz: unknown target '$t' (safetensors, options, plot)" >&2; exit 2 ;;
   esac
   src="sources_$t[@]"
   lib="libs_$t[@]"
