@@ -19,6 +19,11 @@
 
 typedef enum { SYNTH_RANDOM, SYNTH_LLM, SYNTH_NIAH } synth_kind;
 
+/* The generator's version, recorded in the config of every result on synthetic data
+   (config.synth_version; results that predate it are version 1), so that timings and
+   metrics on different data are never compared as if they were the same. */
+#define SYNTH_VERSION 1
+
 /* Fills pb->q, pb->k, pb->v (and pb->niah for SYNTH_NIAH) for every sequence.
    Returns 0, or -1 when the shape does not suit the model (err says why). */
 int synth_fill(problem *pb, synth_kind kind, uint64_t seed, char *err);
