@@ -235,6 +235,28 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
   free(seg);
 }
 
+synth_target synth_llm_target(const fp2_params *p, int len) {
+  static const struct {
+    int len;
+    double alpha, density;
+  } densities[] = {
+      {4096, 0.1, 0.74},    {8192, 0.1, 0.53},    {16384, 0.1, 0.322}, {32768, 0.1, 0.178},
+      {65536, 0.1, 0.09},   {131072, 0.1, 0.045}, {65536, 0.2, 0.052}, {65536, 0.05, 0.141},
+      {65536, 0.025, 0.198}, {65536, 0.0125, 0.236},
+  };
+  synth_target t = {NAN, NAN, NAN};
+  if (p->hq != 32 || p->hkv != 8 || p->dim != 128 || p->block != 128 || p->qtile != 128 || p->sink != 2 ||
+      p->window != 4 || p->recent != 2)
+    return t;
+  for (size_t i = 0; i < sizeof densities / sizeof densities[0]; i++)
+    if (densities[i].len == len && fabs(densities[i].alpha - p->alpha) < 1e-6) t.density = densities[i].density;
+  if (fabs(p->alpha - 0.1) < 1e-6 && len >= 16384 && len <= 131072) {
+    t.recall_min = 0.80;
+    t.recall_max = 0.85;
+  }
+  return t;
+}
+
 int synth_fill(problem *pb, synth_kind kind, uint64_t seed, char *err) {
   if (kind == SYNTH_RANDOM) {
     fill_random(pb, seed);

@@ -24,6 +24,16 @@ typedef enum { SYNTH_RANDOM, SYNTH_LLM, SYNTH_NIAH } synth_kind;
    metrics on different data are never compared as if they were the same. */
 #define SYNTH_VERSION 1
 
+/* What synth:llm is calibrated to at one length under the default shape and selection
+   (32:8 heads, d = 128, block and tile 128, sink 2, window 4, recent 2; synth.c says where
+   each number comes from): the selected density at the params' alpha and the range of the
+   attention-mass recall, NaN where there is no target. */
+typedef struct synth_target {
+  double density, recall_min, recall_max;
+} synth_target;
+
+synth_target synth_llm_target(const fp2_params *p, int len);
+
 /* Fills pb->q, pb->k, pb->v (and pb->niah for SYNTH_NIAH) for every sequence.
    Returns 0, or -1 when the shape does not suit the model (err says why). */
 int synth_fill(problem *pb, synth_kind kind, uint64_t seed, char *err);
