@@ -10,7 +10,7 @@
 
 /* Stream tags, so that every tensor and parameter draws from its own stream. */
 enum {
-  S_Q = 1, S_K, S_V, S_SEG, S_SALIENCE, S_HEAD, S_DIR, S_SEGVAL, S_HITTER, S_NEEDLE, S_QHEAD
+  S_Q = 1, S_K, S_V, S_SEG, S_SALIENCE, S_HEAD, S_DIR, S_SEGVAL, S_HITTER, S_NEEDLE, S_QHEAD, S_RELEVANCE
 };
 
 static uint64_t stream_of(int tag, int b, int h) {
@@ -22,10 +22,15 @@ static uint64_t stream_of(int tag, int b, int h) {
 #define LLM_LOCAL_AMPLITUDE 3.0  /* rotary local term at distance 0 */
 #define LLM_ROPE_HIGH_FRACTION 0.75 /* rotary energy on the fastest 3/4 of the frequencies */
 #define LLM_BACKGROUND_SCALE 0.3 /* mean of the exponential salience of ordinary segments */
-#define LLM_RELEVANT 48.5        /* expected relevant segments of a long sequence (per head x0.6..1.4) */
+#define LLM_RELEVANT 24.0        /* expected relevant passages of a long sequence (per head x0.6..1.4) */
 #define LLM_RELEVANT_SCALE 8704.0 /* ... of which a length L holds 1 - exp(-L / 8.5K): see head_dirs_init */
-#define LLM_RELEVANT_MIN 4.0     /* salience of a relevant segment: uniform in [min, max] */
-#define LLM_RELEVANT_MAX 6.0
+#define LLM_PASSAGE 4            /* segments per passage: relevance comes in runs of ~600 tokens */
+#define LLM_RELEVANT_MEAN 5.0    /* salience of a relevant segment: normal, mean and sd */
+#define LLM_RELEVANT_SD 1.5
+#define LLM_SHARPEN_FROM 4096.0  /* relevance gain ln(pos / 4K) of the queries beyond 4K */
+#define LLM_RELEVANCE_KEY 8.0    /* key magnitude along the relevance direction */
+#define LLM_SINK_HEADS 0.5       /* share of the KV heads whose sinks dominate */
+#define LLM_SINK_DOMINANT 14.0   /* their sink boost */
 #define LLM_TOKEN_JITTER 0.3     /* per-token salience noise inside a segment */
 #define LLM_KEY_NOISE 1.0        /* per-dimension key noise */
 #define LLM_QUERY_NOISE 0.5      /* per-dimension query noise */
@@ -55,6 +60,8 @@ static void fill_random(problem *pb, uint64_t seed) {
 typedef struct head_dirs {
   double *e; /* [dim/2] */
   double *w; /* [dim/2] content half, unit */
+  double *u; /* [dim/2] relevance direction, unit, orthogonal to w */
+  double sink; /* sink boost */
   double *needle[NIAH_NEEDLES]; /* [dim/2] content half, unit, orthogonal to w */
   double relevant; /* probability that a segment is relevant */
 } head_dirs;
@@ -88,36 +95,54 @@ static void head_dirs_init(head_dirs *hd, int dim, int len, uint64_t seed, int b
   /* Equal weight on the fastest rotary pairs: their sum of cosines decays with distance. */
   for (int i = 0; i < fast; i++) hd->e[i] = hd->e[i + pairs] = sqrt(0.5 / fast);
   unit_normal(seed, stream_of(S_DIR, b, h), 0, hd->w, half);
+  hd->u = xmalloc(sizeof(double) * (size_t)half);
+  unit_normal(seed, stream_of(S_DIR, b, h), 8192, hd->u, half);
+  orthogonalise(hd->u, hd->w, half);
   for (int n = 0; n < NIAH_NEEDLES; n++) {
     hd->needle[n] = xmalloc(sizeof(double) * (size_t)half);
     unit_normal(seed, stream_of(S_NEEDLE, b, h), (uint64_t)(n + 1) * 4096, hd->needle[n], half);
     orthogonalise(hd->needle[n], hd->w, half);
+    orthogonalise(hd->needle[n], hd->u, half);
   }
-  /* Relevant segments: most of a short prompt, but a bounded number (what a query needs) in a
-     long one, which puts the density on the paper's curve (DESIGN.md section 4). Heads differ
+  /* Relevant passages: most of a short prompt, but a bounded number (what a query needs) in a
+     long one, which puts the density near the paper's curve (DESIGN.md section 4). Passages of
+     LLM_PASSAGE segments rather than single segments: relevance that is shorter than a key
+     block leaves most of its mass in blocks whose mean key scores low, which made the mass
+     recall fall with length (0.72 at 32K, 0.58 at 128K in version 1). Heads differ
      (x0.6..1.4); the KV heads of a sequence take evenly spaced factors, in an order set by the
-     seed, so that the sequence's mean (hence its density) does not drift with the seed. */
+     seed, so that the sequence's mean (hence its density) does not drift with the seed; the
+     lower half of them are sink-dominated (Barbero et al., arXiv 2504.02732: sinks take most
+     of the mass in about half of the heads of Llama-3.1). */
   int slot = (h + (int)(hkv * rng_uniform(seed, stream_of(S_HEAD, b, 0), 1))) % hkv;
   double spread = (slot + rng_uniform(seed, stream_of(S_HEAD, b, h), 0)) / hkv;
   double count = LLM_RELEVANT * (1 - exp(-len / LLM_RELEVANT_SCALE)) * (0.6 + 0.8 * spread);
+  hd->sink = spread < LLM_SINK_HEADS ? LLM_SINK_DOMINANT : LLM_SINK_BOOST;
   /* Over the expected number of segments, not the drawn one: a partition into short spans
      must not make more of the prompt relevant (it moved the 4K density by up to 20% between seeds). */
   double mean_span = 0.5 * (LLM_SEG_MIN + LLM_SEG_MAX);
-  hd->relevant = len > 0 ? count * mean_span / len : 0;
+  hd->relevant = len > 0 ? count * mean_span * LLM_PASSAGE / len : 0;
 }
 
 static void head_dirs_free(head_dirs *hd) {
   free(hd->e);
   free(hd->w);
+  free(hd->u);
   for (int n = 0; n < NIAH_NEEDLES; n++) free(hd->needle[n]);
 }
 
-/* Salience of segment s: relevant with the head's probability (a number of relevant segments
-   that stops growing with the context: what a query needs is not proportional to the prompt),
-   otherwise an exponential background well below them. */
+/* Whether segment s lies in a relevant passage, with the head's probability (a number of
+   relevant passages that stops growing with the context: what a query needs is not
+   proportional to the prompt). */
+static int segment_relevant(const head_dirs *hd, uint64_t seed, uint64_t stream, int s) {
+  return rng_uniform(seed, stream, 2 * (uint64_t)(s / LLM_PASSAGE * LLM_PASSAGE)) < hd->relevant;
+}
+
+/* Salience of segment s: normal for a relevant one (the spread of block scores below the
+   best that gives Tab. 9's density-versus-alpha slope), otherwise an exponential background
+   well below them. */
 static double segment_salience(const head_dirs *hd, uint64_t seed, uint64_t stream, int s) {
-  if (rng_uniform(seed, stream, 2 * (uint64_t)s) < hd->relevant)
-    return LLM_RELEVANT_MIN + (LLM_RELEVANT_MAX - LLM_RELEVANT_MIN) * rng_uniform(seed, stream, 2 * (uint64_t)s + 1);
+  if (segment_relevant(hd, seed, stream, s))
+    return LLM_RELEVANT_MEAN + LLM_RELEVANT_SD * rng_normal(seed, stream ^ ((uint64_t)S_RELEVANCE << 40), (uint64_t)s);
   return LLM_BACKGROUND_SCALE * -log(rng_uniform(seed, stream, 2 * (uint64_t)s + 1));
 }
 
@@ -190,7 +215,10 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
         int s = seg[j];
         double kappa = segment_salience(&hd, seed, ssal, s) +
                        LLM_TOKEN_JITTER * rng_normal(seed, ssal, 2 * (uint64_t)nseg + (uint64_t)j);
-        if (j < LLM_SINK_TOKENS) kappa += LLM_SINK_BOOST;
+        int sink = j < LLM_SINK_TOKENS;
+        if (sink) kappa += hd.sink;
+        /* Sinks share the relevance direction: their share of the mass must not fade as queries sharpen. */
+        double rho = sink || segment_relevant(&hd, seed, ssal, s) ? LLM_RELEVANCE_KEY : 0;
         if (rng_uniform(seed, shit, (uint64_t)j) < LLM_HITTER_RATE) kappa += LLM_HITTER_BOOST;
         int nd = needle_at(ni, j);
         for (int d = 0; d < half; d++) x[d] = amp * hd.e[d];
@@ -199,7 +227,7 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
         float *v = pb->v + ((size_t)(pb->cu_k[b] + j) * hkv + h) * dim;
         uint64_t base = (uint64_t)j * (uint64_t)dim;
         for (int d = 0; d < dim; d++) {
-          double val = d < half ? r[d] : kappa * hd.w[d - half];
+          double val = d < half ? r[d] : kappa * hd.w[d - half] + rho * hd.u[d - half];
           if (d >= half && nd >= 0) val += NIAH_BOOST * hd.needle[nd][d - half];
           val += LLM_KEY_NOISE * rng_normal(seed, sk, base + (uint64_t)d);
           k[d] = bf16_round((float)val);
@@ -213,6 +241,7 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
         int nd = niah_needle_of(ni, pos);
         for (int d = 0; d < half; d++) x[d] = amp * hd.e[d];
         rotate(x, r, dim, pos);
+        double eta = pos > LLM_SHARPEN_FROM ? log(pos / LLM_SHARPEN_FROM) : 0;
         for (int hh = 0; hh < g; hh++) {
           int head = h * g + hh;
           double beta = 0.9 + 0.2 * rng_uniform(seed, sqh, (uint64_t)hh);
@@ -222,6 +251,8 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
             /* A question row looks for its needle instead of the head's usual content. */
             const double *want = nd >= 0 ? hd.needle[nd] : hd.w;
             double val = d < half ? r[d] : qscale * (nd >= 0 ? 1.0 : beta) * want[d - half];
+            /* Logit eta on relevant keys; small along u, so it adds little noise from the keys'. */
+            if (d >= half && nd < 0) val += qscale * eta / LLM_RELEVANCE_KEY * hd.u[d - half];
             val += LLM_QUERY_NOISE * rng_normal(seed, sq, base + (uint64_t)d);
             q[d] = bf16_round((float)val);
           }
