@@ -9,8 +9,10 @@
                  whose salience is normal over a low exponential background, so that the
                  number of blocks within a factor 1/alpha of the best stays about constant
                  as the context grows and the selected density falls roughly as 1/L. Queries
-                 beyond 4K sharpen on the relevant keys by ln(pos / 4K) (log-length scaling),
-                 so that the mass outside the selection does not grow with the context.
+                 beyond 4K gain eta = ln(pos / 4K) on the relevant keys and widen the
+                 spread of their salience by 1 + eta / 4 (log-length scaling), and their
+                 sinks gain 1 eta (4 eta in the sink-dominated heads), so that the mass
+                 outside the selection does not grow with the context.
                  Calibrated to (synth_llm_target; sources in the README's Data section):
                  density 74 / 53 / 32.2 / 17.8 / 9 / 4.5% at 4K-128K (the paper's benchmark
                  targets), mass recall 0.80-0.85 at 16K-128K (MInference, XAttention), the
