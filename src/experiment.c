@@ -75,6 +75,7 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
   report_put_number(config, "recent", o->recent);
   report_put(config, "correction", cJSON_CreateBool(!o->no_correction));
   report_put_string(config, "data", source_name(src));
+  if (!src->is_file) report_put_number(config, "synth_version", SYNTH_VERSION);
   if (o->density >= 0)
     report_put_number(config, "forced_density", o->density);
   else

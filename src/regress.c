@@ -60,6 +60,12 @@ static const char *text_of(const cJSON *x, char *buf, size_t len) {
   return buf;
 }
 
+/* The generator version of a config; results from before it was recorded are version 1. */
+static int synth_version_of(const cJSON *config) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, "synth_version");
+  return cJSON_IsNumber(v) ? v->valueint : 1;
+}
+
 int regress_compatible(const cJSON *base, const cJSON *cand, char *err) {
   char a[128], b[128];
   static const struct {
@@ -75,12 +81,17 @@ int regress_compatible(const cJSON *base, const cJSON *cand, char *err) {
       return -1;
     }
   }
-  /* Configs: name the first option that differs (either side may lack it). */
   const cJSON *cb = path(base, "config", NULL), *cc = path(cand, "config", NULL), *x;
+  const int vb = synth_version_of(cb), vc = synth_version_of(cc);
+  if (vb != vc) {
+    err_set(err, "different synthetic data generators: synth_version %d against %d", vb, vc);
+    return -1;
+  }
+  /* Configs: name the first option that differs (either side may lack it). */
   for (int side = 0; side < 2; side++)
     cJSON_ArrayForEach(x, (side ? cc : cb)) {
       const cJSON *y = cJSON_GetObjectItemCaseSensitive(side ? cb : cc, x->string);
-      if (same(x, y)) continue;
+      if (same(x, y) || strcmp(x->string, "synth_version") == 0) continue;
       const cJSON *bx = side ? y : x, *cx = side ? x : y;
       err_set(err, "different configs: %s is %s against %s", x->string, text_of(bx, a, sizeof a), text_of(cx, b, sizeof b));
       return -1;

@@ -33,7 +33,8 @@ typedef struct timing_diff {
 timing_diff regress_timing(const double *base, int nb, const double *cand, int nc, double floor);
 
 /* Whether two result documents can be compared: the same experiment, GPU (name and SM
-   count), driver and config (CPU model when neither ran on a GPU). 0, or -1 with why. */
+   count), driver, synthetic data generator (config.synth_version, 1 when absent) and config
+   (CPU model when neither ran on a GPU). 0, or -1 with why. */
 int regress_compatible(const cJSON *base, const cJSON *cand, char *err);
 
 /* One compared timing of the documents. */

@@ -68,3 +68,9 @@ void row_sample_free(row_sample *r) {
   r->b = r->i = r->head = NULL;
   r->n = 0;
 }
+
+unsigned char *row_sample_segments(const problem *pb, const row_sample *rows) {
+  unsigned char *want = xcalloc((size_t)problem_num_segments(pb) + 1, 1);
+  for (int r = 0; r < rows->n; r++) want[problem_row_segment(pb, rows->b[r], rows->i[r], rows->head[r])] = 1;
+  return want;
+}

@@ -23,4 +23,8 @@ typedef struct row_sample {
 void sample_rows(const problem *pb, int max_rows, uint64_t seed, row_sample *out);
 void row_sample_free(row_sample *r);
 
+/* want[seg] = 1 for the segments holding the sampled rows, for an index that only needs
+   those. Caller frees. */
+unsigned char *row_sample_segments(const problem *pb, const row_sample *rows);
+
 #endif

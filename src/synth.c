@@ -10,7 +10,7 @@
 
 /* Stream tags, so that every tensor and parameter draws from its own stream. */
 enum {
-  S_Q = 1, S_K, S_V, S_SEG, S_SALIENCE, S_HEAD, S_DIR, S_SEGVAL, S_HITTER, S_NEEDLE, S_QHEAD
+  S_Q = 1, S_K, S_V, S_SEG, S_SALIENCE, S_HEAD, S_DIR, S_SEGVAL, S_HITTER, S_NEEDLE, S_QHEAD, S_RELEVANCE
 };
 
 static uint64_t stream_of(int tag, int b, int h) {
@@ -22,15 +22,24 @@ static uint64_t stream_of(int tag, int b, int h) {
 #define LLM_LOCAL_AMPLITUDE 3.0  /* rotary local term at distance 0 */
 #define LLM_ROPE_HIGH_FRACTION 0.75 /* rotary energy on the fastest 3/4 of the frequencies */
 #define LLM_BACKGROUND_SCALE 0.3 /* mean of the exponential salience of ordinary segments */
-#define LLM_RELEVANT 48.5        /* expected relevant segments of a long sequence (per head x0.6..1.4) */
-#define LLM_RELEVANT_SCALE 8704.0 /* ... of which a length L holds 1 - exp(-L / 8.5K): see head_dirs_init */
-#define LLM_RELEVANT_MIN 4.0     /* salience of a relevant segment: uniform in [min, max] */
-#define LLM_RELEVANT_MAX 6.0
+#define LLM_RELEVANT 96.0        /* expected relevant passages of a long sequence (per head x0.6..1.4) */
+#define LLM_RELEVANT_SCALE 60000.0 /* ... of which a length L holds 1 - exp(-L / 60K): see head_dirs_init */
+#define LLM_PASSAGE 4            /* segments per passage: relevance comes in runs of ~600 tokens */
+#define LLM_RELEVANT_MEAN 5.0    /* logit of a relevant segment (along u) ... */
+#define LLM_RELEVANT_SD 1.1      /* ... and the sd of its normal salience (along w) */
+#define LLM_SHARPEN_FROM 4096.0  /* beyond 4K, eta = ln(pos / 4K): */
+#define LLM_SHARPEN_SPREAD 0.25  /* queries scale their content term by 1 + 0.25 eta, */
+#define LLM_RELEVANCE_KEY 8.0    /* and gain eta on relevant keys (key magnitude along u) */
+#define LLM_SINK_KEY 64.0        /* key magnitude of the sinks along their own direction z */
+#define LLM_SINK_LOGIT 11.0      /* sink logit at 4K in ordinary heads, */
+#define LLM_SINK_GAIN 1.0        /* plus this times eta */
+#define LLM_SINK_HEADS 0.5       /* share of the KV heads whose sinks dominate: */
+#define LLM_SINK_DOMINANT 12.0   /* their sink logit at 4K, */
+#define LLM_SINK_DOMINANT_GAIN 4.0 /* plus this times eta */
 #define LLM_TOKEN_JITTER 0.3     /* per-token salience noise inside a segment */
 #define LLM_KEY_NOISE 1.0        /* per-dimension key noise */
 #define LLM_QUERY_NOISE 0.5      /* per-dimension query noise */
 #define LLM_SINK_TOKENS 4
-#define LLM_SINK_BOOST 6.0
 #define LLM_HITTER_RATE (1.0 / 256.0) /* tokens that every query of the head likes */
 #define LLM_HITTER_BOOST 4.0
 #define LLM_SEG_MIN 32
@@ -55,6 +64,9 @@ static void fill_random(problem *pb, uint64_t seed) {
 typedef struct head_dirs {
   double *e; /* [dim/2] */
   double *w; /* [dim/2] content half, unit */
+  double *u; /* [dim/2] relevance direction, unit, orthogonal to w */
+  double *z; /* [dim/2] sink direction, unit, orthogonal to w and u */
+  double sink, sink_gain; /* sink logit at 4K and its gain per unit of eta */
   double *needle[NIAH_NEEDLES]; /* [dim/2] content half, unit, orthogonal to w */
   double relevant; /* probability that a segment is relevant */
 } head_dirs;
@@ -88,36 +100,67 @@ static void head_dirs_init(head_dirs *hd, int dim, int len, uint64_t seed, int b
   /* Equal weight on the fastest rotary pairs: their sum of cosines decays with distance. */
   for (int i = 0; i < fast; i++) hd->e[i] = hd->e[i + pairs] = sqrt(0.5 / fast);
   unit_normal(seed, stream_of(S_DIR, b, h), 0, hd->w, half);
+  hd->u = xmalloc(sizeof(double) * (size_t)half);
+  unit_normal(seed, stream_of(S_DIR, b, h), 8192, hd->u, half);
+  orthogonalise(hd->u, hd->w, half);
+  hd->z = xmalloc(sizeof(double) * (size_t)half);
+  unit_normal(seed, stream_of(S_DIR, b, h), 16384, hd->z, half);
+  orthogonalise(hd->z, hd->w, half);
+  orthogonalise(hd->z, hd->u, half);
   for (int n = 0; n < NIAH_NEEDLES; n++) {
     hd->needle[n] = xmalloc(sizeof(double) * (size_t)half);
     unit_normal(seed, stream_of(S_NEEDLE, b, h), (uint64_t)(n + 1) * 4096, hd->needle[n], half);
     orthogonalise(hd->needle[n], hd->w, half);
+    orthogonalise(hd->needle[n], hd->u, half);
+    orthogonalise(hd->needle[n], hd->z, half);
   }
-  /* Relevant segments: most of a short prompt, but a bounded number (what a query needs) in a
-     long one, which puts the density on the paper's curve (DESIGN.md section 4). Heads differ
+  /* Relevant passages: most of a short prompt, but a bounded number (what a query needs) in a
+     long one, which puts the density near the paper's curve (DESIGN.md section 4). Passages of
+     LLM_PASSAGE segments rather than single segments: relevance that is shorter than a key
+     block leaves most of its mass in blocks whose mean key scores low, which made the mass
+     recall fall with length (0.72 at 32K, 0.58 at 128K in version 1). Heads differ
      (x0.6..1.4); the KV heads of a sequence take evenly spaced factors, in an order set by the
-     seed, so that the sequence's mean (hence its density) does not drift with the seed. */
+     seed, so that the sequence's mean (hence its density) does not drift with the seed; the
+     lower half of them are sink-dominated (Barbero et al., arXiv 2504.02732: sinks take most
+     of the mass in about half of the heads of Llama-3.1). Version 2 counts 96 passages that
+     saturate over 60K, about 87% of a 4K prompt and 75% of 16K: fewer relevant blocks at 16K-32K
+     and more at 128K than a faster saturation gave (16K had been 22% dense, 128K 7% sparse).
+     The sinks of dominated heads gain 4 eta, those of the others 1 eta: the mass of the relevant
+     keys grows with length (more of them, a wider spread), and sinks that kept pace with it
+     only left the recall falling from 0.90 at 16K to 0.72 at 128K. */
   int slot = (h + (int)(hkv * rng_uniform(seed, stream_of(S_HEAD, b, 0), 1))) % hkv;
   double spread = (slot + rng_uniform(seed, stream_of(S_HEAD, b, h), 0)) / hkv;
   double count = LLM_RELEVANT * (1 - exp(-len / LLM_RELEVANT_SCALE)) * (0.6 + 0.8 * spread);
+  int dominant = spread < LLM_SINK_HEADS;
+  hd->sink = dominant ? LLM_SINK_DOMINANT : LLM_SINK_LOGIT;
+  hd->sink_gain = dominant ? LLM_SINK_DOMINANT_GAIN : LLM_SINK_GAIN;
   /* Over the expected number of segments, not the drawn one: a partition into short spans
      must not make more of the prompt relevant (it moved the 4K density by up to 20% between seeds). */
   double mean_span = 0.5 * (LLM_SEG_MIN + LLM_SEG_MAX);
-  hd->relevant = len > 0 ? count * mean_span / len : 0;
+  hd->relevant = len > 0 ? count * mean_span * LLM_PASSAGE / len : 0;
 }
 
 static void head_dirs_free(head_dirs *hd) {
   free(hd->e);
   free(hd->w);
+  free(hd->u);
+  free(hd->z);
   for (int n = 0; n < NIAH_NEEDLES; n++) free(hd->needle[n]);
 }
 
-/* Salience of segment s: relevant with the head's probability (a number of relevant segments
-   that stops growing with the context: what a query needs is not proportional to the prompt),
-   otherwise an exponential background well below them. */
+/* Whether segment s lies in a relevant passage, with the head's probability (a number of
+   relevant passages that stops growing with the context: what a query needs is not
+   proportional to the prompt). */
+static int segment_relevant(const head_dirs *hd, uint64_t seed, uint64_t stream, int s) {
+  return rng_uniform(seed, stream, 2 * (uint64_t)(s / LLM_PASSAGE * LLM_PASSAGE)) < hd->relevant;
+}
+
+/* Salience of segment s along w: zero-mean normal for a relevant one (its mean logit comes
+   along u), the spread of block scores below the best that gives Tab. 9's density-versus-alpha
+   slope; otherwise an exponential background well below them. */
 static double segment_salience(const head_dirs *hd, uint64_t seed, uint64_t stream, int s) {
-  if (rng_uniform(seed, stream, 2 * (uint64_t)s) < hd->relevant)
-    return LLM_RELEVANT_MIN + (LLM_RELEVANT_MAX - LLM_RELEVANT_MIN) * rng_uniform(seed, stream, 2 * (uint64_t)s + 1);
+  if (segment_relevant(hd, seed, stream, s))
+    return LLM_RELEVANT_SD * rng_normal(seed, stream ^ ((uint64_t)S_RELEVANCE << 40), (uint64_t)s);
   return LLM_BACKGROUND_SCALE * -log(rng_uniform(seed, stream, 2 * (uint64_t)s + 1));
 }
 
@@ -190,7 +233,8 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
         int s = seg[j];
         double kappa = segment_salience(&hd, seed, ssal, s) +
                        LLM_TOKEN_JITTER * rng_normal(seed, ssal, 2 * (uint64_t)nseg + (uint64_t)j);
-        if (j < LLM_SINK_TOKENS) kappa += LLM_SINK_BOOST;
+        int sink = j < LLM_SINK_TOKENS;
+        double rho = !sink && segment_relevant(&hd, seed, ssal, s) ? LLM_RELEVANCE_KEY : 0;
         if (rng_uniform(seed, shit, (uint64_t)j) < LLM_HITTER_RATE) kappa += LLM_HITTER_BOOST;
         int nd = needle_at(ni, j);
         for (int d = 0; d < half; d++) x[d] = amp * hd.e[d];
@@ -199,8 +243,9 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
         float *v = pb->v + ((size_t)(pb->cu_k[b] + j) * hkv + h) * dim;
         uint64_t base = (uint64_t)j * (uint64_t)dim;
         for (int d = 0; d < dim; d++) {
-          double val = d < half ? r[d] : kappa * hd.w[d - half];
+          double val = d < half ? r[d] : kappa * hd.w[d - half] + rho * hd.u[d - half];
           if (d >= half && nd >= 0) val += NIAH_BOOST * hd.needle[nd][d - half];
+          if (d >= half && sink) val += LLM_SINK_KEY * hd.z[d - half];
           val += LLM_KEY_NOISE * rng_normal(seed, sk, base + (uint64_t)d);
           k[d] = bf16_round((float)val);
           double u = rng_normal(seed, sval, (uint64_t)s * (uint64_t)dim + (uint64_t)d);
@@ -213,6 +258,10 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
         int nd = niah_needle_of(ni, pos);
         for (int d = 0; d < half; d++) x[d] = amp * hd.e[d];
         rotate(x, r, dim, pos);
+        double eta = pos > LLM_SHARPEN_FROM ? log(pos / LLM_SHARPEN_FROM) : 0;
+        /* Large keys, small queries along u and z: little noise from the keys' noise. */
+        double relevance = (LLM_RELEVANT_MEAN + eta) / LLM_RELEVANCE_KEY;
+        double sink = (hd.sink + hd.sink_gain * eta) / LLM_SINK_KEY;
         for (int hh = 0; hh < g; hh++) {
           int head = h * g + hh;
           double beta = 0.9 + 0.2 * rng_uniform(seed, sqh, (uint64_t)hh);
@@ -221,7 +270,9 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
           for (int d = 0; d < dim; d++) {
             /* A question row looks for its needle instead of the head's usual content. */
             const double *want = nd >= 0 ? hd.needle[nd] : hd.w;
-            double val = d < half ? r[d] : qscale * (nd >= 0 ? 1.0 : beta) * want[d - half];
+            double val = d < half ? r[d] : qscale * (nd >= 0 ? 1.0 : beta * (1 + LLM_SHARPEN_SPREAD * eta)) * want[d - half];
+            if (d >= half && nd < 0) val += qscale * relevance * hd.u[d - half];
+            if (d >= half) val += qscale * sink * hd.z[d - half];
             val += LLM_QUERY_NOISE * rng_normal(seed, sq, base + (uint64_t)d);
             q[d] = bf16_round((float)val);
           }
@@ -233,6 +284,28 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
     head_dirs_free(&hd);
   }
   free(seg);
+}
+
+synth_target synth_llm_target(const fp2_params *p, int len) {
+  static const struct {
+    int len;
+    double alpha, density;
+  } densities[] = {
+      {4096, 0.1, 0.74},    {8192, 0.1, 0.53},    {16384, 0.1, 0.322}, {32768, 0.1, 0.178},
+      {65536, 0.1, 0.09},   {131072, 0.1, 0.045}, {65536, 0.2, 0.052}, {65536, 0.05, 0.141},
+      {65536, 0.025, 0.198}, {65536, 0.0125, 0.236},
+  };
+  synth_target t = {NAN, NAN, NAN};
+  if (p->hq != 32 || p->hkv != 8 || p->dim != 128 || p->block != 128 || p->qtile != 128 || p->sink != 2 ||
+      p->window != 4 || p->recent != 2)
+    return t;
+  for (size_t i = 0; i < sizeof densities / sizeof densities[0]; i++)
+    if (densities[i].len == len && fabs(densities[i].alpha - p->alpha) < 1e-6) t.density = densities[i].density;
+  if (fabs(p->alpha - 0.1) < 1e-6 && len >= 16384 && len <= 131072) {
+    t.recall_min = 0.80;
+    t.recall_max = 0.85;
+  }
+  return t;
 }
 
 int synth_fill(problem *pb, synth_kind kind, uint64_t seed, char *err) {

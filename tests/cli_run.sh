@@ -96,6 +96,7 @@ python3 - "$dir/density.json" <<'PY' || fail "density's JSON is not as expected"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "density" and [r["len"] for r in d["rows"]] == [1024, 2048], d["rows"]
+assert isinstance(d["config"]["synth_version"], int), d["config"]  # regress refuses other generators
 for r in d["rows"]:
     assert 0 < r["density"] <= 1 and len(r["density_per_head"]) == 2 and r["flops_sparse"] > 0, r
 PY

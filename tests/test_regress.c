@@ -93,6 +93,22 @@ static void refused(const char *name, const char *why) {
   cJSON_Delete(cand);
 }
 
+/* Results on different synthetic data are refused, naming both versions; a result without
+   config.synth_version is version 1. */
+static void generator_versions(void) {
+  cJSON *base = load("base"), *cand = load("same");
+  char err[ERR_LEN] = "";
+  cJSON *version = cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(cand, "config"), "synth_version", 1);
+  EXPECT_MSG(regress_compatible(base, cand, err) == 0, "a missing version against version 1: %s", err);
+  cJSON_SetNumberValue(version, 2);
+  EXPECT(regress_compatible(base, cand, err) != 0);
+  EXPECT_MSG(strstr(err, "synth_version 1 against 2") != NULL, "'%s' does not name both versions", err);
+  EXPECT(regress_compatible(cand, base, err) != 0);
+  EXPECT_MSG(strstr(err, "synth_version 2 against 1") != NULL, "'%s' does not name both versions", err);
+  cJSON_Delete(base);
+  cJSON_Delete(cand);
+}
+
 int main(void) {
   synthetic();
   EXPECT(attend_verdict("same") == VERDICT_SAME);
@@ -102,5 +118,6 @@ int main(void) {
   refused("other-config", "dtype");
   refused("other-gpu", "different GPUs");
   refused("other-driver", "CUDA drivers");
+  generator_versions();
   return test_result("test_regress");
 }
