@@ -9,8 +9,10 @@
 #
 # A case is a length and a source: dense (--density 1), llm (synth:llm) or nocorr (synth:llm
 # without correction). Default cases: 16k, 32k and 128k, dense and llm. Default kernel: sm90.
+# Exit 0 when the candidate's check passed, 1 when it failed, 2 on bad arguments, 77 without
+# a GPU.
 set -u
-[ $# -ge 2 ] || { sed -n 2,12p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,14p "$0" >&2; exit 2; }
 out=$1
 shift
 kernel=sm90
@@ -24,12 +26,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -ge 1 ] || { echo "compare.sh: no NAME=BIN given" >&2; exit 2; }
-mkdir -p "$out"
 for nb in "$@"; do
   [ -x "${nb#*=}" ] || { echo "compare.sh: '${nb#*=}' is not an executable" >&2; exit 2; }
 done
 candidate=${!#}
 cand_bin=${candidate#*=}
+. "$(dirname "$0")/../tests/lib/gpu_slug.sh"
+gpu_slug "$cand_bin" >/dev/null || { echo "compare.sh: no GPU found: skipped" >&2; exit 77; }
+mkdir -p "$out"
 verdict=ok
 "$cand_bin" check --backend gpu --kernel "$kernel" --dtype bf16 --len 1k,2k+77,8k --rows 512 \
   --out "$out/check-${candidate%%=*}.json" >"$out/check-${candidate%%=*}.log" 2>&1 || verdict="FAILED (see check-${candidate%%=*}.log)"
