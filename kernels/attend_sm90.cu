@@ -200,18 +200,18 @@ __device__ void produce(Smem &sm, const Sm90Args &a, const CUtensorMap *tm_q, co
       const uint32_t phase = (n / kStages) & 1;
       const bool pooled = it.pooled(i);
       const int row = pooled ? pooled_row + it.chunk(i) * kKeys : k_row + it.key_block(i) * kKeys;
-      mbarrier_wait(&sm.k_empty[st], phase ^ 1);
-      mbarrier_arrive_expect_tx(&sm.k_full[st], kTileBytes);
-      if (pooled)
-        tma_load_tile_2d(sm.k[st], tm_kbar, row, &sm.k_full[st]);
-      else
-        tma_load_tile_3d(sm.k[st], tm_k, u.h, row, &sm.k_full[st]);
-      mbarrier_wait(&sm.v_empty[st], phase ^ 1);
-      mbarrier_arrive_expect_tx(&sm.v_full[st], kTileBytes);
-      if (pooled)
-        tma_load_tile_2d(sm.v[st], tm_vbar, row, &sm.v_full[st]);
-      else
-        tma_load_tile_3d(sm.v[st], tm_v, u.h, row, &sm.v_full[st]);
+      /* The item's K tile, then its V tile, each once the stage's slot is free. */
+      auto load = [&](unsigned char *tile, uint64_t *full, uint64_t *empty, const CUtensorMap *pooled_map,
+                      const CUtensorMap *map) {
+        mbarrier_wait(empty, phase ^ 1);
+        mbarrier_arrive_expect_tx(full, kTileBytes);
+        if (pooled)
+          tma_load_tile_2d(tile, pooled_map, row, full);
+        else
+          tma_load_tile_3d(tile, map, u.h, row, full);
+      };
+      load(sm.k[st], &sm.k_full[st], &sm.k_empty[st], tm_kbar, tm_k);
+      load(sm.v[st], &sm.v_full[st], &sm.v_empty[st], tm_vbar, tm_v);
     }
     mbarrier_arrive(&sm.unit_empty[k & 1]);
   }

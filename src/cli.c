@@ -185,7 +185,7 @@ static int choice_index(const char *choices, const char *s) {
   }
 }
 
-static void choice_name(const char *choices, int index, char *buf, size_t len) {
+void choice_name(const char *choices, int index, char *buf, size_t len) {
   const char *p = choices;
   for (int i = 0; i < index && p; i++) {
     p = strchr(p, '|');

@@ -129,6 +129,10 @@ int parse_size_list(const char *s, size_list *out, char *err);
 /* v as a size: 16k or 1m where it is a whole number of them (16K, 1M with upper), else in
    full; snprintf's return value. */
 int format_size(char *buf, size_t len, int64_t v, int upper);
+
+/* The name of choice `index` of an OPT_CHOICE list such as KERNEL_CHOICES ("?" past its end). */
+void choice_name(const char *choices, int index, char *buf, size_t len);
+
 int parse_double_list(const char *s, double_list *out, char *err);
 
 /* Shape and parameter checks common to all experiments; 0 or -1 with err naming the option. */

@@ -82,8 +82,9 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
     report_put(config, "forced_density", cJSON_CreateNull());
   report_put_number(config, "seed", (double)o->seed);
   report_put_string(config, "backend", backend);
-  static const char *const kernels[] = {"auto", "portable", "sm90"}; /* KERNEL_CHOICES: what was asked */
-  report_put_string(config, "kernel", kernels[o->kernel]);
+  char kernel[16]; /* what was asked; rows record what ran */
+  choice_name(KERNEL_CHOICES, o->kernel, kernel, sizeof kernel);
+  report_put_string(config, "kernel", kernel);
 }
 
 /* The paper's own numbers for an experiment (experiments/<name>.json: source, gpu and
