@@ -869,16 +869,6 @@ def fpv2_kernel_setup(ctx):
     return fn, info, ref
 
 
-def tiles_allowed(cu, tiles, prob):
-    """FlashPrefill V2's CSR (64-token tiles) -> [Hkv, ntiles, nblocks] bool over 128-key blocks."""
-    import torch
-    cu, tiles = cu.long(), tiles.long()
-    seg = torch.repeat_interleave(torch.arange(cu.numel() - 1, device=cu.device), cu[1:] - cu[:-1])
-    allowed = torch.zeros(prob.hkv, prob.ntiles, prob.nblocks, dtype=torch.bool, device=cu.device)
-    allowed[seg // prob.ntiles, seg % prob.ntiles, tiles * FPV2_TILE // prob.block] = True
-    return allowed
-
-
 def fpv2_setup(ctx):
     """Its whole pass: the index builder on the same q/k, then the corrected attention on that index."""
     prob = ctx.prob
@@ -914,7 +904,7 @@ def fpv2_setup(ctx):
         torch.cuda.synchronize()
     except Exception as e:
         raise PeerSkip(f"its index builder failed: {describe_error(e)}")
-    allowed = tiles_allowed(cu, tiles, prob)
+    allowed = allowed_table(prob, cu, tiles.long() * FPV2_TILE // prob.block, cu.device)  # its 64-token tiles as blocks
     g, M, B = prob.g, prob.qtile, prob.block
     # its correction: every unselected block before the tile's first position's block
     jend = lambda p, hq: ((p * g + hq % g) // M * M // g) // B

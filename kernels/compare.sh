@@ -15,12 +15,24 @@ set -u
 [ $# -ge 2 ] || { sed -n 2,14p "$0" >&2; exit 2; }
 out=$1
 shift
+case_args() { # case_args DATA: the options of a case's source
+  case $1 in
+    dense) echo "--density 1" ;;
+    llm) echo "--data synth:llm" ;;
+    nocorr) echo "--data synth:llm --no-correction" ;;
+    *) echo "compare.sh: unknown case source '$1'" >&2; return 2 ;;
+  esac
+}
+
 kernel=sm90
 cases="16k:dense 16k:llm 32k:dense 32k:llm 128k:dense 128k:llm"
 while [ $# -gt 0 ]; do
   case $1 in
-    --kernel) kernel=$2; shift 2 ;;
-    --cases) cases=$2; shift 2 ;;
+    --kernel | --cases)
+      [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
+      if [ "$1" = --kernel ]; then kernel=$2; else cases=$2; fi
+      shift 2
+      ;;
     *=*) break ;;
     *) echo "compare.sh: '$1' is not NAME=BIN" >&2; exit 2 ;;
   esac
@@ -29,6 +41,7 @@ done
 for nb in "$@"; do
   [ -x "${nb#*=}" ] || { echo "compare.sh: '${nb#*=}' is not an executable" >&2; exit 2; }
 done
+for c in $cases; do case_args "${c#*:}" >/dev/null || exit 2; done
 candidate=${!#}
 cand_bin=${candidate#*=}
 . "$(dirname "$0")/../tests/lib/gpu_slug.sh"
@@ -39,14 +52,6 @@ verdict=ok
   --out "$out/check-${candidate%%=*}.json" >"$out/check-${candidate%%=*}.log" 2>&1 || verdict="FAILED (see check-${candidate%%=*}.log)"
 echo "check of ${candidate%%=*}: $verdict"
 
-case_args() { # case_args DATA: the options of a case's source
-  case $1 in
-    dense) echo "--density 1" ;;
-    llm) echo "--data synth:llm" ;;
-    nocorr) echo "--data synth:llm --no-correction" ;;
-    *) echo "compare.sh: unknown case source '$1'" >&2; return 2 ;;
-  esac
-}
 
 rows=()
 for c in $cases; do

@@ -3,30 +3,25 @@
 # message naming the fault, and without a GPU it skips (77) before writing anything.
 # Usage: cli_compare.sh path/to/fp2bench
 set -u
-bin=$1
-script=$(dirname "$0")/../kernels/compare.sh
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() { echo "cli_compare.sh: $*" >&2; failures=$((failures + 1)); }
+bin=$(realpath "$1")
+root=$(realpath "$(dirname "$0")/..")
+script=$root/kernels/compare.sh
+name=cli_compare.sh
+. "$root/tests/lib/expect.sh"
+. "$root/tests/lib/gpu_slug.sh"
 
-expect() { # expect STATUS MESSAGE ARGS...: compare.sh ARGS exits STATUS, stderr holds MESSAGE
-  local want=$1 msg=$2
-  shift 2
-  bash "$script" "$@" >/dev/null 2>"$dir/err.txt"
-  local got=$?
-  [ "$got" = "$want" ] || fail "'compare.sh $*' exited $got, not $want"
-  grep -q -- "$msg" "$dir/err.txt" || fail "'compare.sh $*' did not say '$msg': $(cat "$dir/err.txt")"
-}
-
-expect 2 "usage\|side by side" "$dir/out"
-expect 2 "is not NAME=BIN" "$dir/out" "$bin"
-expect 2 "no NAME=BIN given" "$dir/out" --kernel sm90
-expect 2 "is not an executable" "$dir/out" "a=$dir/missing"
-if ! "$bin" info 2>/dev/null | grep -q '^  name '; then
-  expect 77 "no GPU found" "$dir/out" "a=$bin"
-  [ ! -e "$dir/out" ] || fail "compare.sh wrote '$dir/out' before finding no GPU"
+# The usage text is many lines: checked by itself.
+bash "$script" out >/dev/null 2>err.txt
+[ $? -eq 2 ] && grep -q "side by side" err.txt || fail "'compare.sh out' did not exit 2 with its usage"
+expect 2 "is not NAME=BIN" bash "$script" out "$bin"
+expect 2 "no NAME=BIN given" bash "$script" out --kernel sm90
+expect 2 "needs a value" bash "$script" out --cases
+expect 2 "is not an executable" bash "$script" out "a=$dir/missing"
+expect 2 "unknown case source 'nope'" bash "$script" out --cases 1k:nope "a=$bin"
+if ! gpu_slug "$bin" >/dev/null; then
+  expect 77 "no GPU found" bash "$script" out "a=$bin"
+  [ ! -e out ] || fail "compare.sh wrote 'out' before finding no GPU"
 fi
 
 [ "$failures" -eq 0 ] || exit 1
-echo "cli_compare.sh: ok"
+echo "$name: ok"
