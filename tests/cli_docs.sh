@@ -73,12 +73,30 @@ for cmd in ex*.cmd; do
   esac
 done
 
+# doc_key ARGS...: what a command runs once `small` overrides it: its command, then its other
+# options as sorted OPTION=VALUE words (--out, what `small` sets and the default --alpha 0.1
+# left out), so that a command the specs already ran is not run again.
+doc_key() {
+  local cmd=$1 words=() i
+  shift
+  for ((i = 1; i <= $#; i++)); do
+    local opt=${!i} val=""
+    case $opt in --*) ;; *) words+=("$opt"); continue ;; esac
+    local j=$((i + 1))
+    if [ $j -le $# ] && [ "${!j#--}" = "${!j}" ]; then val=${!j}; i=$j; fi
+    case "$opt=$val" in --out=* | --backend=* | --len=* | --heads=* | --dim=* | --alpha=0.1) ;; *) words+=("$opt=$val") ;; esac
+  done
+  echo "$cmd $(printf '%s\n' "${words[@]}" | sort | tr '\n' ' ')"
+}
+ran=" "
+
 # The specs' commands, as reproduce would run them but small: each writes its result.
 for spec in "$src"/experiments/*.json; do
   line=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["command"])' "$spec")
   read -ra args <<<"$line"
   [ "${args[0]}" = fp2bench ] || { fail "$spec: command '$line' does not start with fp2bench"; continue; }
   out=$(basename "$spec")
+  ran="$ran$(doc_key "${args[@]:1}") |"
   if run_doc "$out" 0 "${args[@]:1}" "${small[@]}"; then
     [ -s "$dir/$out" ] || fail "$out: command '$line' wrote no results/<gpu>/$out"
   fi
@@ -90,7 +108,10 @@ while read -r line; do
   read -ra args <<<"$line"
   case " ${args[*]} " in
     *".safetensors "*) ;;
-    *) run_doc experiments/README.md 0 "${args[@]:1}" "${small[@]}" ;;
+    *) case $ran in
+         *"$(doc_key "${args[@]:1}") |"*) ;; # a spec's command, run above
+         *) run_doc experiments/README.md 0 "${args[@]:1}" "${small[@]}" ;;
+       esac ;;
   esac
 done < <(sed -n 's/^    \(fp2bench \)/\1/p' "$src/experiments/README.md")
 
