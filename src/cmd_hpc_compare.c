@@ -188,9 +188,6 @@ int cmd_hpc_compare(int argc, char **argv) {
     report_put_string(s, "why", not_run[i][1]);
     cJSON_AddItemToArray(skipped, s);
   }
-  if (rep)
-    report_put(report_config(rep), "not_run", skipped);
-  else
-    cJSON_Delete(skipped);
+  experiment_config_set(rep, "not_run", skipped);
   return experiment_write("hpc-compare", rep, &a.o, rc);
 }

@@ -38,7 +38,9 @@ int outfile_check(const char *path, char *err) {
   return rc == 0 ? 0 : -1;
 }
 
-int same_file(const char *a, const char *b) {
+/* 1 when a and b name one file: the same text, or the same existing file by device and
+   inode (through links). */
+static int same_file(const char *a, const char *b) {
   struct stat sa, sb;
   if (strcmp(a, b) == 0) return 1;
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;

@@ -32,10 +32,6 @@ int outfile_write(const char *path, const void *data, size_t len, char *err);
    0, or -1 with err. */
 int outfile_check(const char *path, char *err);
 
-/* 1 when a and b name one file: the same text, or the same existing file by device and
-   inode (through links). */
-int same_file(const char *a, const char *b);
-
 /* An output option checked before any work: a NULL path or "-" (stdout) passes; otherwise
    outfile_check, and the path must name none of others[0..n) (the inputs and the other
    outputs; entries with a NULL path are skipped). 0, or -1 with err naming both options. */

@@ -157,9 +157,10 @@ static int segment_relevant(const head_dirs *hd, uint64_t seed, uint64_t stream,
 
 /* Salience of segment s along w: zero-mean normal for a relevant one (its mean logit comes
    along u), the spread of block scores below the best that gives Tab. 9's density-versus-alpha
-   slope; otherwise an exponential background well below them. */
-static double segment_salience(const head_dirs *hd, uint64_t seed, uint64_t stream, int s) {
-  if (segment_relevant(hd, seed, stream, s))
+   slope; otherwise an exponential background well below them. relevant: segment_relevant(s),
+   which the caller needs too. */
+static double segment_salience(uint64_t seed, uint64_t stream, int s, int relevant) {
+  if (relevant)
     return LLM_RELEVANT_SD * rng_normal(seed, stream ^ ((uint64_t)S_RELEVANCE << 40), (uint64_t)s);
   return LLM_BACKGROUND_SCALE * -log(rng_uniform(seed, stream, 2 * (uint64_t)s + 1));
 }
@@ -230,11 +231,11 @@ static void fill_llm_sequence(problem *pb, int b, uint64_t seed, const niah_info
       double *x = xmalloc(sizeof(double) * (size_t)dim), *r = xmalloc(sizeof(double) * (size_t)dim);
 #pragma omp for schedule(static)
       for (int j = 0; j < lk; j++) {
-        int s = seg[j];
-        double kappa = segment_salience(&hd, seed, ssal, s) +
+        int s = seg[j], relevant = segment_relevant(&hd, seed, ssal, s);
+        double kappa = segment_salience(seed, ssal, s, relevant) +
                        LLM_TOKEN_JITTER * rng_normal(seed, ssal, 2 * (uint64_t)nseg + (uint64_t)j);
         int sink = j < LLM_SINK_TOKENS;
-        double rho = !sink && segment_relevant(&hd, seed, ssal, s) ? LLM_RELEVANCE_KEY : 0;
+        double rho = !sink && relevant ? LLM_RELEVANCE_KEY : 0;
         if (rng_uniform(seed, shit, (uint64_t)j) < LLM_HITTER_RATE) kappa += LLM_HITTER_BOOST;
         int nd = needle_at(ni, j);
         for (int d = 0; d < half; d++) x[d] = amp * hd.e[d];
