@@ -3,12 +3,10 @@
 # run naming what is missing (3), and env's three exports from a folder holding both libraries.
 # Usage: cli_build_peers.sh path/to/fp2bench (unused)
 set -u
-root=${FP2_SOURCE_DIR:-$(dirname "$0")/..}
+root=$(realpath "${FP2_SOURCE_DIR:-$(dirname "$0")/..}")
 script=$root/experiments/build_peers.sh
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() { echo "cli_build_peers.sh: $*" >&2; failures=$((failures + 1)); }
+name=cli_build_peers.sh
+. "$root/tests/lib/expect.sh"
 
 bash "$script" >/dev/null 2>&1; [ $? -eq 2 ] || fail "no arguments: not a usage error"
 bash "$script" assemble "$dir" >/dev/null 2>&1; [ $? -eq 2 ] || fail "assemble without the git copies: not a usage error"

@@ -5,13 +5,11 @@
 # there; what reproduce --quick writes on a machine without a GPU, results/cpu/, is ignored by
 # git. Usage: cli_cpu_defaults.sh path/to/fp2bench
 set -u
-bin=$1
-src=${FP2_SOURCE_DIR:-$(dirname "$0")/..}
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() { echo "cli_cpu_defaults.sh: $*" >&2; failures=$((failures + 1)); }
-command -v python3 >/dev/null 2>&1 || { echo "cli_cpu_defaults.sh: python3 not found" >&2; exit 77; }
+bin=$(realpath "$1")
+src=$(realpath "${FP2_SOURCE_DIR:-$(dirname "$0")/..}")
+name=cli_cpu_defaults.sh
+. "$src/tests/lib/expect.sh"
+need_python3
 
 for cmd in run density speedup sweep-alpha correction; do
   timeout 120 "$bin" "$cmd" --backend cpu --heads 4:1 --dim 16 --out "$dir/$cmd.json" >/dev/null 2>"$dir/err.txt"

@@ -10,7 +10,7 @@ name=cli_docs.sh
 src=$(realpath "$(dirname "$(realpath "$0")")/..")
 # shellcheck source=lib/expect.sh
 . "$src/tests/lib/expect.sh"
-command -v python3 >/dev/null 2>&1 || { echo "cli_docs.sh: python3 not found" >&2; exit 77; }
+need_python3
 
 # The last of a repeated option counts: these shrink any experiment to seconds on the cpu.
 small=(--backend cpu --len 1k --heads 8:2 --dim 32)

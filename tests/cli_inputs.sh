@@ -8,7 +8,7 @@ bin=$(realpath "$1")
 name=cli_inputs.sh
 # shellcheck source=lib/expect.sh
 . "$(dirname "$(realpath "$0")")/lib/expect.sh"
-command -v python3 >/dev/null 2>&1 || { echo "cli_inputs.sh: python3 not found" >&2; exit 77; }
+need_python3
 
 
 # q [300, 2, 16], k and v [300, 1, 16] in f32; BAD=tensor:position:head:element:value.

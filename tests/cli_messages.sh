@@ -10,7 +10,7 @@ fx=$(cd "${FP2_SOURCE_DIR:-$(dirname "$0")/..}" && pwd)/tests/fixtures/regress
 name=cli_messages.sh
 # shellcheck source=lib/expect.sh
 . "$(dirname "$(realpath "$0")")/lib/expect.sh"
-command -v python3 >/dev/null 2>&1 || { echo "cli_messages.sh: python3 not found" >&2; exit 77; }
+need_python3
 
 expect 2 "--recent: '99999999999' is out of range" "$bin" run --recent 99999999999 --backend cpu
 expect 2 "--heads: '4294967296:1' is out of range" "$bin" run --heads 4294967296:1 --backend cpu

@@ -72,7 +72,8 @@ if command -v gnuplot >/dev/null 2>&1; then
   grep -q '^# fp2bench plot data' tab.dat || fail "plot did not write the table through the symlink"
 fi
 
-# An interrupted reproduce keeps the previous report whole.
+# A reproduce interrupted while its steps run keeps the previous report whole: it no longer
+# truncates REPORT.md at the start (the report's own write is atomic through outfile.c).
 mkdir rep
 printf '# the previous report\n' >rep/REPORT.md
 setsid "$bin" reproduce --small --dir rep >/dev/null 2>&1 &

@@ -3,19 +3,17 @@
 # ($FP2_PYTHON as a bare name on PATH or as a path, else python3) and skips (77) without one.
 # Usage: cli_python.sh path/to/fp2bench (unused: the wrapper is what is tested)
 set -u
-root=${FP2_SOURCE_DIR:-$(dirname "$0")/..}
+root=$(realpath "${FP2_SOURCE_DIR:-$(dirname "$0")/..}")
 wrapper=$root/tests/lib/python.sh
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() { echo "cli_python.sh: $*" >&2; failures=$((failures + 1)); }
+name=cli_python.sh
+. "$root/tests/lib/expect.sh"
 py=$(command -v python3) || { echo "cli_python.sh: python3 not found" >&2; exit 77; }
 printf 'import sys\nprint("ran", sys.argv[1])\nsys.exit(5)\n' >"$dir/t.py"
 
-for name in python3 "$py"; do
-  got=$(FP2_PYTHON=$name bash "$wrapper" "$dir/t.py" arg 2>&1)
+for interp in python3 "$py"; do
+  got=$(FP2_PYTHON=$interp bash "$wrapper" "$dir/t.py" arg 2>&1)
   status=$?
-  [ $status -eq 5 ] && [ "$got" = "ran arg" ] || fail "FP2_PYTHON=$name: exit $status, output '$got'"
+  [ $status -eq 5 ] && [ "$got" = "ran arg" ] || fail "FP2_PYTHON=$interp: exit $status, output '$got'"
 done
 got=$(env -u FP2_PYTHON bash "$wrapper" "$dir/t.py" x 2>&1)
 [ "$got" = "ran x" ] || fail "without FP2_PYTHON, python3 does not run: '$got'"
