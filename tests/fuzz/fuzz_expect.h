@@ -9,6 +9,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
 
 /* Defined by every sanitizer runtime (clang's and gcc's); NULL without one. */
 extern void __sanitizer_report_error_summary(const char *summary) __attribute__((weak));
@@ -33,5 +36,13 @@ __attribute__((noreturn, format(printf, 4, 5))) static void fuzz_failed(const ch
   do {                                                           \
     if (!(cond)) fuzz_failed(__FILE__, __LINE__, #cond, __VA_ARGS__); \
   } while (0)
+
+/* What a failing call promises: a message (err; it may run over several lines) that fits
+   ERR_LEN and, unless name is NULL, names the file or thing it is about. */
+static inline void fuzz_expect_message(const char *what, const char *err, const char *name) {
+  size_t len = strnlen(err, ERR_LEN);
+  FUZZ_EXPECT(len > 0 && len < ERR_LEN, "%s failed without a message", what);
+  if (name) FUZZ_EXPECT(strstr(err, name) != NULL, "%s: message does not name '%s': %s", what, name, err);
+}
 
 #endif

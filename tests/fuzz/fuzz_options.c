@@ -18,11 +18,6 @@
 
 #define OPT_MAX_ARGS 64
 
-static void opt_expect_message(const char *what, const char *err) {
-  size_t len = strnlen(err, ERR_LEN);
-  FUZZ_EXPECT(len > 0 && len < ERR_LEN, "%s failed without a message", what);
-}
-
 /* The value of an accepted size recomputed term by term: digits, then k (2^10) or m (2^20),
    terms joined by '+'. Unsigned, so that a wrongly accepted overflow wraps rather than
    being undefined here. */
@@ -51,7 +46,7 @@ static void opt_sizes(const char *s) {
     FUZZ_EXPECT(v >= 0 && (uint64_t)v == opt_size_value(s), "'%s' parsed as %lld", s,
                 (long long)v);
   } else {
-    opt_expect_message("parse_size", err);
+    fuzz_expect_message("parse_size", err, NULL);
   }
   size_list l;
   err[0] = '\0';
@@ -61,7 +56,7 @@ static void opt_sizes(const char *s) {
     for (int i = 0; i < l.n; i++)
       FUZZ_EXPECT(l.v[i] >= 0, "'%s' gave size %lld", s, (long long)l.v[i]);
   } else {
-    opt_expect_message("parse_size_list", err);
+    fuzz_expect_message("parse_size_list", err, NULL);
   }
   double_list d;
   err[0] = '\0';
@@ -69,7 +64,7 @@ static void opt_sizes(const char *s) {
     FUZZ_EXPECT(d.n >= 1 && d.n <= SIZE_LIST_MAX, "'%s' gave %d numbers", s, d.n);
     for (int i = 0; i < d.n; i++) FUZZ_EXPECT(isfinite(d.v[i]), "'%s' gave %g", s, d.v[i]);
   } else {
-    opt_expect_message("parse_double_list", err);
+    fuzz_expect_message("parse_double_list", err, NULL);
   }
 }
 
@@ -140,7 +135,7 @@ static void opt_command_line(char *buf, size_t size) {
   if (opts_validate(&o, err) == 0) {
     opt_expect_valid(&o);
   } else {
-    opt_expect_message("opts_validate", err);
+    fuzz_expect_message("opts_validate", err, NULL);
     FUZZ_EXPECT(strncmp(err, "--", 2) == 0, "message does not name the option: %s", err);
   }
 }

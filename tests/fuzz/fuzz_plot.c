@@ -86,12 +86,6 @@ static mode_t pl_type(const char *path) {
   return lstat(path, &st) == 0 ? st.st_mode : 0;
 }
 
-static void pl_expect_message(const char *what, const char *err, const char *name) {
-  size_t len = strnlen(err, ERR_LEN);
-  FUZZ_EXPECT(len > 0 && len < ERR_LEN, "%s failed without a message", what);
-  FUZZ_EXPECT(strstr(err, name) != NULL, "%s: message does not name '%s': %s", what, name, err);
-}
-
 /* The file at path holds exactly len bytes of want. */
 static void pl_expect_content(const char *path, const char *want, size_t len) {
   char err[ERR_LEN] = "";
@@ -161,7 +155,7 @@ static void pl_write_table(int kind, const cJSON *doc, const plot_spec *spec) {
     case PL_FIFO:
     case PL_FOLDER:
       FUZZ_EXPECT(!opened, "a table was written to a %s", kind == PL_FIFO ? "fifo without a reader" : "folder");
-      pl_expect_message("outfile", err, pl_out);
+      fuzz_expect_message("outfile", err, pl_out);
       FUZZ_EXPECT(pl_type(pl_out) == before, "'%s' changed type", pl_out);
       break;
   }
@@ -188,14 +182,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (parsed)
     FUZZ_EXPECT(spec.ncols >= 1 && spec.ncols <= PLOT_MAX_COLUMNS, "a spec of %d columns", spec.ncols);
   else
-    pl_expect_message("plot_spec_parse", err, "x.gp");
+    fuzz_expect_message("plot_spec_parse", err, "x.gp");
   free(script);
 
   pl_make(in_kind, pl_result, json, (size_t)(body + body_len - json));
   cJSON *doc = NULL;
   err[0] = '\0';
   if (report_load(pl_result, &doc, err) != 0) {
-    pl_expect_message("report_load", err, pl_result);
+    fuzz_expect_message("report_load", err, pl_result);
     FUZZ_EXPECT(doc == NULL, "a failed report_load left a document");
   } else {
     FUZZ_EXPECT(in_kind == PL_REGULAR || in_kind == PL_SYMLINK, "report_load read a %s",
@@ -209,7 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (plot_check(doc, &spec, "result.json", "x.gp", present, len, err) == 0)
       pl_expect_present(&spec, present);
     else
-      pl_expect_message("plot_check", err, "result.json");
+      fuzz_expect_message("plot_check", err, "result.json");
     free(present);
     pl_write_table(out_kind, doc, &spec);
   }

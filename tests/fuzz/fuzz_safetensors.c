@@ -41,14 +41,6 @@ static void st_write_input(const uint8_t *data, size_t size) {
   FUZZ_EXPECT(fclose(f) == 0, "cannot write '%s'", st_in_path);
 }
 
-/* A failure's message: not empty, and it names the file. (It can run over several lines:
-   it quotes tensor names as the file spells them.) */
-static void st_expect_message(const char *what, const char *err, const char *path) {
-  size_t len = strnlen(err, ERR_LEN);
-  FUZZ_EXPECT(len > 0 && len < ERR_LEN, "%s failed without a message", what);
-  FUZZ_EXPECT(strstr(err, path) != NULL, "%s: message does not name the file: %s", what, err);
-}
-
 /* What a successful st_load promises: every tensor has its data, within the file's bytes. */
 static void st_expect_loaded(const st_file *f, size_t file_size) {
   uint64_t total = 0;
@@ -125,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char err[ERR_LEN] = "";
   st_file f;
   if (st_load(st_in_path, &f, err) != 0) {
-    st_expect_message("st_load", err, st_in_path);
+    fuzz_expect_message("st_load", err, st_in_path);
     FUZZ_EXPECT(f.n == 0 && f.tensors == NULL, "a failed st_load left %d tensors", f.n);
   } else {
     st_expect_loaded(&f, size);
@@ -135,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   qkv_host h;
   err[0] = '\0';
   if (qkv_load(st_in_path, &h, err) != 0) {
-    st_expect_message("qkv_load", err, st_in_path);
+    fuzz_expect_message("qkv_load", err, st_in_path);
     FUZZ_EXPECT(h.q == NULL && h.k == NULL && h.v == NULL, "a failed qkv_load left data");
   } else {
     FUZZ_EXPECT(f.n > 0, "qkv_load read a file that st_load rejected");
