@@ -9,17 +9,17 @@
 
 #include "error.h"
 
-/* An argument as messages echo it: whole up to 48 bytes, else its start and its length, so
-   that a mistaken 100 KB argument does not fill the terminal. */
+/* An argument (or its first len bytes) as messages echo it: whole up to 48 bytes, else its
+   start and its length, so that a mistaken 100 KB argument does not fill the terminal. */
 #define SHOWN_LEN 80
-static const char *shown(const char *s, char *buf) {
-  const size_t len = strlen(s);
+static const char *shown_n(const char *s, size_t len, char *buf) {
   if (len <= 48)
-    snprintf(buf, SHOWN_LEN, "%s", s);
+    snprintf(buf, SHOWN_LEN, "%.*s", (int)len, s);
   else
     snprintf(buf, SHOWN_LEN, "%.40s...(%zu bytes)", s, len);
   return buf;
 }
+static const char *shown(const char *s, char *buf) { return shown_n(s, strlen(s), buf); }
 
 void opts_defaults(fp2_opts *o) {
   memset(o, 0, sizeof *o);
@@ -376,8 +376,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
           strncmp(specs[k].name, arg, name_len) == 0)
         s = &specs[k];
     if (!s) {
-      fail("%s: unknown option '%.*s%s' (see fp2bench %s --help)", argv[0], (int)(name_len < 48 ? name_len : 40), arg,
-           name_len < 48 ? "" : "...", argv[0]);
+      char buf[SHOWN_LEN];
+      fail("%s: unknown option '%s' (see fp2bench %s --help)", argv[0], shown_n(arg, name_len, buf), argv[0]);
       return EXIT_USAGE;
     }
     if (s->kind == OPT_FLAG) {
