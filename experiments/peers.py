@@ -901,7 +901,7 @@ def fpv2_setup(ctx):
                    mean_k_block_size=prob.block, **kw)[0]
     try:
         cu, tiles, _, _ = build()          # the builder is deterministic: fn() selects the same
-        torch.cuda.synchronize()
+        tiles = tiles[:int(cu[-1])]        # its workspace's buffer: the index is the first cu[-1]
     except Exception as e:
         raise PeerSkip(f"its index builder failed: {describe_error(e)}")
     allowed = allowed_table(prob, cu, tiles.long() * FPV2_TILE // prob.block, cu.device)  # its 64-token tiles as blocks

@@ -8,10 +8,13 @@
    first within each KV head (the last tiles of a sequence first), one KV head after the
    other so that the CTAs in flight share their keys in L2. Warpgroup 0 gives up registers
    (setmaxnreg): its warps 1-3 take the next unit and build its item list into one of two
-   buffers while the current unit runs; one thread of warp 0 issues the TMA loads: the unit's
-   Q tile (once the last product of the previous unit has read the old one), then per item
-   the K tile and the V tile into kStages stages guarded by full / empty barriers. The
-   stages and their phases run on across units. Warpgroups 1 and 2 are consumers of 64 rows
+   buffers while the current unit runs; warp 0 issues the TMA loads: the unit's Q tile (once
+   the last product of the previous unit has read the old one), then per item the K tile and
+   the V tile into kStages stages guarded by full / empty barriers. The stages and their
+   phases run on across units. V rows past the sequence's own data are zeroed by warp 0
+   before the consumers see them (a NaN next door would survive P = 0). When g does not
+   divide 128 a tile starts inside a position's heads, which no TMA box describes: then each
+   consumer loads its own half of Q by cp.async. Warpgroups 1 and 2 are consumers of 64 rows
    each: S = Q K^T by wgmma from shared memory (both K-major), the online softmax in
    registers, O += P V by wgmma with P from registers and V read MN-major (transposed by the
    tensor core). Each consumer issues S(i) and PV(i-1) together and runs the softmax of i
@@ -25,8 +28,11 @@
 
    Shared memory holds every operand as 64-column halves of 128 rows x 128 bytes, swizzled by
    TMA with the 128-byte pattern that the wgmma descriptors name. Not yet here: the epilogue
-   through shared memory, the split of heavy segments, group sizes that do not divide 128. */
+   through shared memory, the split of heavy segments. */
 #include "attend_sm90.h"
+
+#include <string.h>
+
 #include "cuda_check.h"
 #include "online_softmax.cuh"
 #include "sm90_shape.h"
@@ -44,13 +50,14 @@ constexpr int kStages = 2;                    /* K and V pipeline depth */
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
 constexpr int kPlannerThreads = 96;           /* warps 1-3 of the producer warpgroup */
-constexpr int kProducerRegs = 32, kConsumerRegs = 232;
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 /* setmaxnreg.inc waits until the registers are free: the three warpgroups must fit in what
    the launch gave the CTA (65536 / 384 threads, rounded down to 8: 168 each), or it hangs. */
 static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536 / kSm90Threads / 8 * 8 * kSm90Threads,
               "the register split exceeds the CTA's registers");
-/* Named barriers: 1 and 2 are the consumers' turns; 3 is the planner warps'. */
-constexpr int kPlannerBarrier = 3;
+/* Named barriers: 1 and 2 are the consumers' turns; 3 is the planner warps'; 4 and 5 the
+   consumers' own, once each has loaded its half of Q. */
+constexpr int kPlannerBarrier = 3, kQRowsBarrier = 4;
 
 /* The next work unit of the launch; zeroed before each launch (fp2_attend_sm90). Launches
    that share it must not overlap, as on one stream. */
@@ -59,8 +66,10 @@ __device__ int g_next_unit;
 struct Sm90Args {
   fp2_params p;
   int total_blocks, total_tiles, units, max_chunks; /* units = total_tiles * hkv */
+  int q_by_tma;                                     /* g divides 128: Q tiles are TMA boxes */
   const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq;
   const int *offsets, *indices;
+  const __nv_bfloat16 *q; /* [total_q, hq, 128], read directly when not by TMA */
   __nv_bfloat16 *o;
 };
 
@@ -77,6 +86,7 @@ struct Smem {
   unsigned char k[kStages][kTileBytes];
   unsigned char v[kStages][kTileBytes];
   uint64_t q_full, q_empty, k_full[kStages], k_empty[kStages], v_full[kStages], v_empty[kStages];
+  uint64_t v_tail; /* the TMA of a V tile whose last rows warp 0 zeroes */
   uint64_t unit_full[2], unit_empty[2];
   Unit unit[2];
   int next; /* the planner's last draw from g_next_unit */
@@ -180,41 +190,89 @@ __device__ void plan_units(Smem &sm, const Sm90Args &a) {
   }
 }
 
-/* Producer (one thread): per unit, Q once the previous unit's products are done with the
-   old one, then K and V of every item into the stages; `n` counts items over all units. */
+/* Rows valid .. 127 of a tile set to zero by the 32 lanes of a warp: whole rows of both
+   halves, wherever the swizzle put their chunks. */
+__device__ void zero_tile_rows(unsigned char *tile, int valid, int lane) {
+  for (int i = lane; i < (kKeys - valid) * 16; i += 32) {
+    const int r = valid + i / 16, half = (i / 8) % 2, chunk = i % 8;
+    *reinterpret_cast<uint4 *>(tile + half * kHalfBytes + r * 128 + chunk * 16) = make_uint4(0, 0, 0, 0);
+  }
+}
+
+/* Producer (warp 0, lane 0 issuing): per unit, Q once the previous unit's products are done
+   with the old one, then K and V of every item into the stages; `n` counts items over all
+   units. The rows of an item past its sequence's data (the keys of a partial last block,
+   pooled vectors past the fully visible blocks) are another sequence's or head's, masked in
+   S but not in P V, where 0 * NaN is NaN: for such an item the warp waits for its V tile,
+   zeroes those rows and then releases it to the consumers itself. */
 __device__ void produce(Smem &sm, const Sm90Args &a, const CUtensorMap *tm_q, const CUtensorMap *tm_k,
                         const CUtensorMap *tm_v, const CUtensorMap *tm_kbar, const CUtensorMap *tm_vbar) {
-  const int g = fp2_group(&a.p);
-  int n = 0;
+  const int g = fp2_group(&a.p), lane = threadIdx.x % 32;
+  int n = 0, tails = 0;
   for (int k = 0;; k++) {
     Unit u;
     UnitGeom geom;
     Items it;
     if (!take_unit(sm, a, k, u, geom, it)) return;
-    mbarrier_wait(&sm.q_empty, (k & 1) ^ 1);
-    mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
-    tma_load_tile_3d(sm.q, tm_q, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &sm.q_full);
+    if (a.q_by_tma) {
+      mbarrier_wait(&sm.q_empty, (k & 1) ^ 1);
+      if (lane == 0) {
+        mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
+        tma_load_tile_3d(sm.q, tm_q, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &sm.q_full);
+      }
+    }
     const int k_row = a.cu_k[u.s], pooled_row = u.h * a.total_blocks + a.cu_blocks[u.s];
     for (int i = 0; i < it.n; i++, n++) {
       const int st = n % kStages;
       const uint32_t phase = (n / kStages) & 1;
       const bool pooled = it.pooled(i);
-      const int row = pooled ? pooled_row + it.chunk(i) * kKeys : k_row + it.key_block(i) * kKeys;
-      /* The item's K tile, then its V tile, each once the stage's slot is free. */
-      auto load = [&](unsigned char *tile, uint64_t *full, uint64_t *empty, const CUtensorMap *pooled_map,
-                      const CUtensorMap *map) {
-        mbarrier_wait(empty, phase ^ 1);
-        mbarrier_arrive_expect_tx(full, kTileBytes);
+      const int first = (pooled ? it.chunk(i) : it.key_block(i)) * kKeys;
+      const int row = (pooled ? pooled_row : k_row) + first;
+      const int valid = (pooled ? geom.tl.nfull : geom.lk) - first; /* rows of this sequence's data */
+      /* One tile by TMA, completing on bar. */
+      auto load = [&](unsigned char *tile, uint64_t *bar, const CUtensorMap *pooled_map, const CUtensorMap *map) {
+        if (lane != 0) return;
+        mbarrier_arrive_expect_tx(bar, kTileBytes);
         if (pooled)
-          tma_load_tile_2d(tile, pooled_map, row, full);
+          tma_load_tile_2d(tile, pooled_map, row, bar);
         else
-          tma_load_tile_3d(tile, map, u.h, row, full);
+          tma_load_tile_3d(tile, map, u.h, row, bar);
       };
-      load(sm.k[st], &sm.k_full[st], &sm.k_empty[st], tm_kbar, tm_k);
-      load(sm.v[st], &sm.v_full[st], &sm.v_empty[st], tm_vbar, tm_v);
+      mbarrier_wait(&sm.k_empty[st], phase ^ 1);
+      load(sm.k[st], &sm.k_full[st], tm_kbar, tm_k);
+      mbarrier_wait(&sm.v_empty[st], phase ^ 1);
+      if (valid >= kKeys) {
+        load(sm.v[st], &sm.v_full[st], tm_vbar, tm_v);
+        continue;
+      }
+      load(sm.v[st], &sm.v_tail, tm_vbar, tm_v);
+      mbarrier_wait(&sm.v_tail, tails++ & 1);
+      zero_tile_rows(sm.v[st], valid, lane);
+      fence_proxy_async_shared(); /* the zeros, to wgmma */
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(&sm.v_full[st]);
     }
-    mbarrier_arrive(&sm.unit_empty[k & 1]);
+    if (lane == 0) mbarrier_arrive(&sm.unit_empty[k & 1]);
   }
+}
+
+/* Consumer c's 64 rows of a unit's Q tile when Q is not a TMA box: by cp.async into the
+   layout TMA writes (16-byte chunk j of row r at j ^ (r % 8) within its half), zeros past
+   the sequence, then handed to wgmma. Only this consumer reads these rows, and its products
+   of the previous unit have completed. */
+__device__ void load_q_rows(Smem &sm, const Sm90Args &a, const Unit &u, const fp2_tile &tl, int c) {
+  for (int i = threadIdx.x % 128; i < 64 * 16; i += 128) {
+    const int r = c * 64 + i / 16, chunk = i % 16, row = tl.row_begin + r;
+    unsigned char *dst = sm.q + (chunk / 8) * kHalfBytes + r * 128 + ((chunk % 8) ^ (r % 8)) * 16;
+    if (row < tl.row_end)
+      cp_async_16(dst, a.q + packed_row_offset(a.p, a.cu_q[u.s], u.h, row) + chunk * 8, 16);
+    else
+      cp_async_16(dst, a.q, 0);
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  fence_proxy_async_shared();
+  bar_sync(kQRowsBarrier + c, 128);
 }
 
 /* Consumer warpgroup c (0 or 1): tile rows 64 c .. 64 c + 63 of every unit. */
@@ -271,8 +329,15 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
     float o_acc[kD / 8][4];
 #pragma unroll
     for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
-    mbarrier_wait(&sm.q_full, k & 1);
-    if (items.n == 0) mbarrier_arrive(&sm.q_empty);
+    /* Q by TMA is the producer's, handed back after the unit's last S product. */
+    auto release_q = [&] {
+      if (a.q_by_tma) mbarrier_arrive(&sm.q_empty);
+    };
+    if (a.q_by_tma)
+      mbarrier_wait(&sm.q_full, k & 1);
+    else
+      load_q_rows(sm, a, u, tl, c);
+    if (items.n == 0) release_q();
     if (items.n > 0) {
       /* Item 0: S, its softmax and P, with nothing to overlap. */
       float sc[kKeys / 8][4], alpha[2], bias[2];
@@ -283,7 +348,7 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
       wgmma_wait<0>();
       wgmma_hold(sc);
       mbarrier_arrive(&sm.k_empty[n % kStages]);
-      if (items.n == 1) mbarrier_arrive(&sm.q_empty);
+      if (items.n == 1) release_q();
       softmax_item(0, sc, alpha, bias);
       softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
       pack_a_fragments<kKeys / 8>(sc, pf);
@@ -305,7 +370,7 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
         wgmma_wait<1>();
         wgmma_hold(sc);
         mbarrier_arrive(&sm.k_empty[st]);
-        if (i == items.n - 1) mbarrier_arrive(&sm.q_empty); /* the unit's last read of Q */
+        if (i == items.n - 1) release_q(); /* the unit's last read of Q */
         softmax_item(i, sc, alpha, bias);
         softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
         wgmma_wait<0>();
@@ -351,20 +416,23 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
       mbarrier_init(&sm.unit_full[b], 1);
       mbarrier_init(&sm.unit_empty[b], kConsumerThreads + 1); /* consumers and the producer */
     }
+    mbarrier_init(&sm.v_tail, 1);
     fence_mbarrier_init();
   }
   __syncthreads();
 
-  if (threadIdx.x < 128) { /* producer warpgroup: the TMA thread and the planner warps */
+  if (threadIdx.x < 128) { /* producer warpgroup: the TMA warp and the planner warps */
     setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x >= 32) {
+      plan_units(sm, a);
+      return;
+    }
     if (threadIdx.x == 0) {
-      prefetch_tensormap(&tm_q);
+      if (a.q_by_tma) prefetch_tensormap(&tm_q);
       prefetch_tensormap(&tm_k);
       prefetch_tensormap(&tm_v);
-      produce(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
-    } else if (threadIdx.x >= 32) {
-      plan_units(sm, a);
     }
+    produce(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
     return;
   }
   setmaxnreg_inc<kConsumerRegs>();
@@ -406,14 +474,16 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
   const cuuint64_t row = kD * 2;
   const cuuint64_t q_dims[3] = {kD, (cuuint64_t)p->hq, (cuuint64_t)plan->total_q};
   const cuuint64_t q_strides[2] = {row, row * p->hq};
-  const cuuint32_t q_box[3] = {64, (cuuint32_t)g, (cuuint32_t)(kTileRowsSm90 / g)};
+  const cuuint32_t q_box[3] = {64, (cuuint32_t)g, (cuuint32_t)(kTileRowsSm90 / g)}; /* when g divides 128 */
   const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, (cuuint64_t)plan->total_k};
   const cuuint64_t kv_strides[2] = {row, row * p->hkv};
   const cuuint32_t kv_box[3] = {64, 1, kKeys};
   const cuuint64_t pooled_dims[2] = {kD, (cuuint64_t)p->hkv * plan->total_blocks};
   const cuuint64_t pooled_strides[1] = {row};
   const cuuint32_t pooled_box[2] = {64, kKeys};
-  if ((st = fp2_tensor_map_bf16(&tm_q, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
+  const int q_by_tma = kTileRowsSm90 % g == 0;
+  memset(&tm_q, 0, sizeof tm_q);
+  if (q_by_tma && (st = fp2_tensor_map_bf16(&tm_q, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_bf16(&tm_k, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_bf16(&tm_v, v, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_bf16(&tm_kbar, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
@@ -425,6 +495,7 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
                       plan->total_tiles,
                       units,
                       max_chunks,
+                      q_by_tma,
                       plan->cu_q,
                       plan->cu_k,
                       plan->cu_tiles,
@@ -432,6 +503,7 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
                       plan->tile_seq,
                       offsets,
                       indices,
+                      static_cast<const __nv_bfloat16 *>(q),
                       static_cast<__nv_bfloat16 *>(o)};
   FP2_CUDA("fp2_attend (sm90)",
            cudaFuncSetAttribute(attend_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));

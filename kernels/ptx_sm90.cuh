@@ -54,6 +54,12 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, uint32_t parity) {
   } while (!done);
 }
 
+/* Makes this thread's ordinary shared-memory writes visible to the async proxy (wgmma and
+   TMA), before a barrier hands the data to a reader there. */
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 /* ---- TMA: tiled tensor loads into shared memory, completing on an mbarrier. `map` is the
    address of a __grid_constant__ CUtensorMap kernel parameter; coordinates innermost first. */
 

@@ -3,12 +3,9 @@
 #include "status.h"
 
 fp2_status fp2_sm90_shape_check(const fp2_params *p, const char *prefix) {
-  const int g = fp2_group(p);
-  if (p->dim != FP2_SM90_DIM || p->block != FP2_SM90_TILE || p->qtile != FP2_SM90_TILE || FP2_SM90_TILE % g != 0)
-    return fp2_fail(FP2_ERR_UNSUPPORTED,
-                    "%sthe sm90 kernel takes --dim %d --block %d --qtile %d and a group size dividing %d "
-                    "(got %d, %d, %d, %d)",
-                    prefix, FP2_SM90_DIM, FP2_SM90_TILE, FP2_SM90_TILE, FP2_SM90_TILE, p->dim, p->block, p->qtile, g);
+  if (p->dim != FP2_SM90_DIM || p->block != FP2_SM90_TILE || p->qtile != FP2_SM90_TILE)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "%sthe sm90 kernel takes --dim %d --block %d --qtile %d (got %d, %d, %d)",
+                    prefix, FP2_SM90_DIM, FP2_SM90_TILE, FP2_SM90_TILE, p->dim, p->block, p->qtile);
   return FP2_OK;
 }
 

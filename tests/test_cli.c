@@ -131,7 +131,10 @@ static void kernels(void) {
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
   o.dim = 128;
   o.hq = 24;
-  o.hkv = 8; /* g = 3 does not divide the tile */
+  o.hkv = 8; /* g = 3 does not divide the tile: the sm90 kernel loads Q itself */
+  p = opts_params(&o);
+  EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_SM90);
+  o.block = 64;
   p = opts_params(&o);
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
   char err[ERR_LEN];
