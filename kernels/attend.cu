@@ -195,12 +195,18 @@ fp2_status launch(const AttendArgs &a, int total_tiles, int max_blocks, cudaStre
 }  // namespace
 }  // namespace fp2
 
+extern "C" size_t fp2_attend_workspace_bytes(const fp2_params *p, const fp2_plan *plan) {
+  return p->kernel == FP2_KERNEL_SM90 ? fp2_attend_sm90_workspace_bytes(p, plan) : 0;
+}
+
 extern "C" fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k,
                                  const void *v, const void *kbar, const void *vbar, const float *scales,
-                                 const int *offsets, const int *indices, void *o, cudaStream_t stream) {
+                                 const int *offsets, const int *indices, void *o, void *workspace,
+                                 size_t workspace_bytes, cudaStream_t stream) {
   using namespace fp2;
   if (p->kernel == FP2_KERNEL_SM90)
-    return fp2_attend_sm90(p, plan, q, k, v, kbar, vbar, offsets, indices, o, stream);
+    return fp2_attend_sm90(p, plan, q, k, v, kbar, vbar, scales, offsets, indices, o, workspace, workspace_bytes,
+                           stream);
   if (p->qtile != kTileRows)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the gpu kernels take --qtile %d (got %d)", kTileRows, p->qtile);
   if (p->block % kKeyRows != 0)

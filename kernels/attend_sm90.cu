@@ -1,4 +1,4 @@
-/* Block-sparse attention with mean correction on Hopper (sm_90a), BF16, head dim 128:
+/* Block-sparse attention with mean correction on Hopper (sm_90a), BF16 or FP8, head dim 128:
    TMA loads into a shared-memory pipeline on mbarriers, wgmma, warp specialisation, a
    persistent grid. v3: the structure of FlashAttention-3's forward kernel; 2.2x v2 (one CTA
    per segment, consumers in lockstep: 31 % tensor-pipe use), see kernels/NOTES.md.
@@ -27,8 +27,12 @@
    mode (pooled, causal diagonal, none) is chosen once per item.
 
    Shared memory holds every operand as 64-column halves of 128 rows x 128 bytes, swizzled by
-   TMA with the 128-byte pattern that the wgmma descriptors name. Not yet here: the epilogue
-   through shared memory, the split of heavy segments. */
+   TMA with the 128-byte pattern that the wgmma descriptors name. FP8 (e4m3 codes, per-tensor
+   scales): a tile is one such half (128 one-byte columns), three stages, both products by
+   8-bit wgmma (k = 32), which reads B K-major only: V comes transposed, with each group of 32
+   keys in the order a thread holds its probabilities (transpose_values.h, fp2_slot_key), so
+   that P goes from the softmax to the PV product without moving between lanes. Not yet here:
+   the epilogue through shared memory, the split of heavy segments. */
 #include "attend_sm90.h"
 
 #include <string.h>
@@ -39,6 +43,7 @@
 #include "sm90_tile.cuh"
 #include "tensor_map.h"
 #include "tile_mma.cuh"
+#include "transpose_values.h"
 
 namespace fp2 {
 namespace {
@@ -46,7 +51,7 @@ namespace {
 constexpr int kD = FP2_SM90_DIM;              /* head dim */
 constexpr int kKeys = kTileRowsSm90;          /* keys (or pooled vectors) per item: one tile */
 static_assert(kTileRowsSm90 == FP2_SM90_TILE, "the shape check and the tile agree");
-constexpr int kStages = 2;                    /* K and V pipeline depth */
+constexpr int kMaxStages = 3;                 /* K and V pipeline depth: BF16 2, FP8 3 */
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
 constexpr int kPlannerThreads = 96;           /* warps 1-3 of the producer warpgroup */
@@ -59,6 +64,17 @@ static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536 / 
    consumers' own, once each has loaded its half of Q. */
 constexpr int kPlannerBarrier = 3, kQRowsBarrier = 4;
 
+/* What the precision changes: a tile's bytes and 64-column halves (bf16: two; e4m3: one
+   half holds all 128 columns), the pipeline depth, and the k of one product step. */
+template <bool kFp8>
+struct Prec {
+  static constexpr int halves = kFp8 ? 1 : 2;
+  static constexpr int tile_bytes = halves * kHalfBytes;
+  static constexpr int elem = kFp8 ? 1 : 2;
+  static constexpr int stages = kFp8 ? 3 : 2;
+  static constexpr int k_step = kFp8 ? 32 : 16;
+};
+
 /* The next work unit of the launch; zeroed before each launch (fp2_attend_sm90). Launches
    that share it must not overlap, as on one stream. */
 __device__ int g_next_unit;
@@ -67,9 +83,10 @@ struct Sm90Args {
   fp2_params p;
   int total_blocks, total_tiles, units, max_chunks; /* units = total_tiles * hkv */
   int q_by_tma;                                     /* g divides 128: Q tiles are TMA boxes */
-  const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq;
+  const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *cu_chunks, *tile_seq;
   const int *offsets, *indices;
-  const __nv_bfloat16 *q; /* [total_q, hq, 128], read directly when not by TMA */
+  const unsigned char *q; /* [total_q, hq, 128] bf16 or e4m3, read directly when not by TMA */
+  const float *scales;    /* FP8: the dequantisation scales of q, k, v */
   __nv_bfloat16 *o;
 };
 
@@ -79,30 +96,34 @@ struct Unit {
   int s, t, h, sel, nsel, n_live;
 };
 
-/* Shared memory, 1024-byte aligned: operand tiles first, then barriers, the two unit
-   buffers and, per buffer, the chunk masks and live chunks. */
-struct Smem {
-  unsigned char q[kTileBytes];
-  unsigned char k[kStages][kTileBytes];
-  unsigned char v[kStages][kTileBytes];
-  uint64_t q_full, q_empty, k_full[kStages], k_empty[kStages], v_full[kStages], v_empty[kStages];
+/* The barriers and the unit hand-over, the last member of shared memory; after it, per unit
+   buffer: uint64_t todo[2 * max_chunks]; int live[max_chunks]. */
+struct Control {
+  uint64_t q_full, q_empty, k_full[kMaxStages], k_empty[kMaxStages], v_full[kMaxStages], v_empty[kMaxStages];
   uint64_t v_tail; /* the TMA of a V tile whose last rows warp 0 zeroes */
   uint64_t unit_full[2], unit_empty[2];
   Unit unit[2];
   int next; /* the planner's last draw from g_next_unit */
-  /* then, per unit buffer: uint64_t todo[2 * max_chunks]; int live[max_chunks]; */
+};
+
+/* Shared memory, 1024-byte aligned: operand tiles first, then the control block. */
+template <bool kFp8>
+struct Smem {
+  unsigned char q[Prec<kFp8>::tile_bytes];
+  unsigned char k[Prec<kFp8>::stages][Prec<kFp8>::tile_bytes];
+  unsigned char v[Prec<kFp8>::stages][Prec<kFp8>::tile_bytes];
+  Control ctl;
 };
 
 __host__ __device__ constexpr size_t plan_bytes(int max_chunks) {
   return ((max_chunks * (2 * sizeof(uint64_t) + sizeof(int))) + 7) / 8 * 8;
 }
-__device__ uint64_t *unit_todo(Smem &sm, const Sm90Args &a, int buf) {
-  return reinterpret_cast<uint64_t *>(reinterpret_cast<unsigned char *>(&sm + 1) + buf * plan_bytes(a.max_chunks));
+__device__ uint64_t *unit_todo(Control &ctl, const Sm90Args &a, int buf) {
+  return reinterpret_cast<uint64_t *>(reinterpret_cast<unsigned char *>(&ctl + 1) + buf * plan_bytes(a.max_chunks));
 }
-__device__ int *unit_live(Smem &sm, const Sm90Args &a, int buf) {
-  return reinterpret_cast<int *>(unit_todo(sm, a, buf) + 2 * a.max_chunks);
+__device__ int *unit_live(Control &ctl, const Sm90Args &a, int buf) {
+  return reinterpret_cast<int *>(unit_todo(ctl, a, buf) + 2 * a.max_chunks);
 }
-
 /* The geometry of a unit, as every role derives it. */
 struct UnitGeom {
   int lq, lk, ntiles;
@@ -133,31 +154,31 @@ __device__ Items unit_items(const Sm90Args &a, const Unit &u, const int *live) {
 
 /* The k-th unit of this CTA as the producer and the consumers take it from the planner
    (buffer k % 2): false once no work is left. */
-__device__ bool take_unit(Smem &sm, const Sm90Args &a, int k, Unit &u, UnitGeom &geom, Items &items) {
-  mbarrier_wait(&sm.unit_full[k & 1], (k >> 1) & 1);
-  u = sm.unit[k & 1];
+__device__ bool take_unit(Control &ctl, const Sm90Args &a, int k, Unit &u, UnitGeom &geom, Items &items) {
+  mbarrier_wait(&ctl.unit_full[k & 1], (k >> 1) & 1);
+  u = ctl.unit[k & 1];
   if (u.s < 0) return false;
   geom = unit_geom(a, u.s, u.t);
-  items = unit_items(a, u, unit_live(sm, a, k & 1));
+  items = unit_items(a, u, unit_live(ctl, a, k & 1));
   return true;
 }
 
 /* Planner (warps 1-3 of warpgroup 0): draws units until none is left, and for each builds
    the correction chunks into buffer k % 2 (128 blocks each, two mask words; a chunk is live
    if any bit is left after the selected blocks are cleared), then hands it over. */
-__device__ void plan_units(Smem &sm, const Sm90Args &a) {
+__device__ void plan_units(Control &ctl, const Sm90Args &a) {
   const int tid = threadIdx.x - 32;
   for (int k = 0;; k++) {
     const int buf = k & 1;
-    mbarrier_wait(&sm.unit_empty[buf], ((k >> 1) & 1) ^ 1);
-    if (tid == 0) sm.next = atomicAdd(&g_next_unit, 1);
+    mbarrier_wait(&ctl.unit_empty[buf], ((k >> 1) & 1) ^ 1);
+    if (tid == 0) ctl.next = atomicAdd(&g_next_unit, 1);
     bar_sync(kPlannerBarrier, kPlannerThreads);
-    const int next = sm.next;
-    Unit &u = sm.unit[buf];
+    const int next = ctl.next;
+    Unit &u = ctl.unit[buf];
     if (next >= a.units) {
       if (tid == 0) {
         u.s = -1;
-        mbarrier_arrive(&sm.unit_full[buf]);
+        mbarrier_arrive(&ctl.unit_full[buf]);
       }
       return;
     }
@@ -168,8 +189,8 @@ __device__ void plan_units(Smem &sm, const Sm90Args &a) {
     const int seg = fp2_segment(&a.p, a.cu_tiles[s], g.ntiles, head, t);
     const int sel = a.offsets[seg], nsel = a.offsets[seg + 1] - sel;
     const int nchunks = a.p.correction ? fp2_cdiv(g.tl.nfull, kKeys) : 0;
-    uint64_t *todo = unit_todo(sm, a, buf);
-    int *live = unit_live(sm, a, buf);
+    uint64_t *todo = unit_todo(ctl, a, buf);
+    int *live = unit_live(ctl, a, buf);
     for (int w = tid; w < 2 * nchunks; w += kPlannerThreads) {
       const int n = min(64, max(0, g.tl.nfull - w * 64));
       todo[w] = n == 64 ? ~0ull : (1ull << n) - 1;
@@ -185,13 +206,13 @@ __device__ void plan_units(Smem &sm, const Sm90Args &a) {
       for (int c = 0; c < nchunks; c++)
         if (todo[2 * c] | todo[2 * c + 1]) live[n++] = c;
       u = Unit{s, t, head, sel, nsel, n};
-      mbarrier_arrive(&sm.unit_full[buf]); /* releases the writes above to the other roles */
+      mbarrier_arrive(&ctl.unit_full[buf]); /* releases the writes above to the other roles */
     }
   }
 }
 
-/* Rows valid .. 127 of a tile set to zero by the 32 lanes of a warp: whole rows of both
-   halves, wherever the swizzle put their chunks. */
+/* Rows valid .. 127 of a BF16 tile set to zero by the 32 lanes of a warp: whole rows of
+   both halves, wherever the swizzle put their chunks. */
 __device__ void zero_tile_rows(unsigned char *tile, int valid, int lane) {
   for (int i = lane; i < (kKeys - valid) * 16; i += 32) {
     const int r = valid + i / 16, half = (i / 8) % 2, chunk = i % 8;
@@ -199,60 +220,85 @@ __device__ void zero_tile_rows(unsigned char *tile, int valid, int lane) {
   }
 }
 
+/* A tile by TMA (call from one thread), completing on bar: its 64-column halves from a 2-D
+   map at (c0, c1) or a 3-D map at (c0, c1, c2). */
+template <bool kFp8>
+__device__ void tma_tile(unsigned char *tile, const CUtensorMap *map, int rank, int c0, int c1, int c2,
+                         uint64_t *bar) {
+  mbarrier_arrive_expect_tx(bar, Prec<kFp8>::tile_bytes);
+#pragma unroll
+  for (int hf = 0; hf < Prec<kFp8>::halves; hf++) {
+    if (rank == 2)
+      tma_load_2d(tile + hf * kHalfBytes, map, c0 + 64 * hf, c1, bar);
+    else
+      tma_load_3d(tile + hf * kHalfBytes, map, c0 + 64 * hf, c1, c2, bar);
+  }
+}
+
 /* Producer (warp 0, lane 0 issuing): per unit, Q once the previous unit's products are done
    with the old one, then K and V of every item into the stages; `n` counts items over all
-   units. The rows of an item past its sequence's data (the keys of a partial last block,
-   pooled vectors past the fully visible blocks) are another sequence's or head's, masked in
-   S but not in P V, where 0 * NaN is NaN: for such an item the warp waits for its V tile,
-   zeroes those rows and then releases it to the consumers itself. */
-__device__ void produce(Smem &sm, const Sm90Args &a, const CUtensorMap *tm_q, const CUtensorMap *tm_k,
+   units. FP8 reads V and its means transposed (2-D maps: head dims as rows, each sequence's
+   keys from column 128 cu_blocks[s], its means from 128 cu_chunks[s]). BF16: the rows of an
+   item past its sequence's data (the keys of a partial last block, pooled vectors past the
+   fully visible blocks) are another sequence's or head's, masked in S but not in P V, where
+   0 * NaN is NaN: for such an item the warp waits for its V tile, zeroes those rows and then
+   releases it to the consumers itself. (FP8 needs none of it: the transposed values are
+   zero past each sequence, and a NaN would have spoiled the shared scales anyway.) */
+template <bool kFp8>
+__device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm_q, const CUtensorMap *tm_k,
                         const CUtensorMap *tm_v, const CUtensorMap *tm_kbar, const CUtensorMap *tm_vbar) {
+  constexpr int kStages = Prec<kFp8>::stages;
+  Control &ctl = sm.ctl;
   const int g = fp2_group(&a.p), lane = threadIdx.x % 32;
   int n = 0, tails = 0;
   for (int k = 0;; k++) {
     Unit u;
     UnitGeom geom;
     Items it;
-    if (!take_unit(sm, a, k, u, geom, it)) return;
+    if (!take_unit(ctl, a, k, u, geom, it)) return;
     if (a.q_by_tma) {
-      mbarrier_wait(&sm.q_empty, (k & 1) ^ 1);
-      if (lane == 0) {
-        mbarrier_arrive_expect_tx(&sm.q_full, kTileBytes);
-        tma_load_tile_3d(sm.q, tm_q, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &sm.q_full);
-      }
+      mbarrier_wait(&ctl.q_empty, (k & 1) ^ 1);
+      if (lane == 0) tma_tile<kFp8>(sm.q, tm_q, 3, 0, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &ctl.q_full);
     }
     const int k_row = a.cu_k[u.s], pooled_row = u.h * a.total_blocks + a.cu_blocks[u.s];
+    const int vt_col = kKeys * (kFp8 ? a.cu_blocks[u.s] : 0), vbart_col = kKeys * (kFp8 ? a.cu_chunks[u.s] : 0);
     for (int i = 0; i < it.n; i++, n++) {
       const int st = n % kStages;
       const uint32_t phase = (n / kStages) & 1;
       const bool pooled = it.pooled(i);
       const int first = (pooled ? it.chunk(i) : it.key_block(i)) * kKeys;
-      const int row = (pooled ? pooled_row : k_row) + first;
       const int valid = (pooled ? geom.tl.nfull : geom.lk) - first; /* rows of this sequence's data */
-      /* One tile by TMA, completing on bar. */
-      auto load = [&](unsigned char *tile, uint64_t *bar, const CUtensorMap *pooled_map, const CUtensorMap *map) {
-        if (lane != 0) return;
-        mbarrier_arrive_expect_tx(bar, kTileBytes);
+      /* Where the item's K and V tiles start in their maps. */
+      auto load_k = [&](uint64_t *bar) {
         if (pooled)
-          tma_load_tile_2d(tile, pooled_map, row, bar);
+          tma_tile<kFp8>(sm.k[st], tm_kbar, 2, 0, pooled_row + first, 0, bar);
         else
-          tma_load_tile_3d(tile, map, u.h, row, bar);
+          tma_tile<kFp8>(sm.k[st], tm_k, 3, 0, u.h, k_row + first, bar);
       };
-      mbarrier_wait(&sm.k_empty[st], phase ^ 1);
-      load(sm.k[st], &sm.k_full[st], tm_kbar, tm_k);
-      mbarrier_wait(&sm.v_empty[st], phase ^ 1);
-      if (valid >= kKeys) {
-        load(sm.v[st], &sm.v_full[st], tm_vbar, tm_v);
+      auto load_v = [&](uint64_t *bar) {
+        if (kFp8)
+          tma_tile<kFp8>(sm.v[st], pooled ? tm_vbar : tm_v, 2, (pooled ? vbart_col : vt_col) + first, u.h * kD, 0,
+                         bar);
+        else if (pooled)
+          tma_tile<kFp8>(sm.v[st], tm_vbar, 2, 0, pooled_row + first, 0, bar);
+        else
+          tma_tile<kFp8>(sm.v[st], tm_v, 3, 0, u.h, k_row + first, bar);
+      };
+      mbarrier_wait(&ctl.k_empty[st], phase ^ 1);
+      if (lane == 0) load_k(&ctl.k_full[st]);
+      mbarrier_wait(&ctl.v_empty[st], phase ^ 1);
+      if (kFp8 || valid >= kKeys) {
+        if (lane == 0) load_v(&ctl.v_full[st]);
         continue;
       }
-      load(sm.v[st], &sm.v_tail, tm_vbar, tm_v);
-      mbarrier_wait(&sm.v_tail, tails++ & 1);
+      if (lane == 0) load_v(&ctl.v_tail);
+      mbarrier_wait(&ctl.v_tail, tails++ & 1);
       zero_tile_rows(sm.v[st], valid, lane);
       fence_proxy_async_shared(); /* the zeros, to wgmma */
       __syncwarp();
-      if (lane == 0) mbarrier_arrive(&sm.v_full[st]);
+      if (lane == 0) mbarrier_arrive(&ctl.v_full[st]);
     }
-    if (lane == 0) mbarrier_arrive(&sm.unit_empty[k & 1]);
+    if (lane == 0) mbarrier_arrive(&ctl.unit_empty[k & 1]);
   }
 }
 
@@ -260,12 +306,14 @@ __device__ void produce(Smem &sm, const Sm90Args &a, const CUtensorMap *tm_q, co
    layout TMA writes (16-byte chunk j of row r at j ^ (r % 8) within its half), zeros past
    the sequence, then handed to wgmma. Only this consumer reads these rows, and its products
    of the previous unit have completed. */
-__device__ void load_q_rows(Smem &sm, const Sm90Args &a, const Unit &u, const fp2_tile &tl, int c) {
-  for (int i = threadIdx.x % 128; i < 64 * 16; i += 128) {
-    const int r = c * 64 + i / 16, chunk = i % 16, row = tl.row_begin + r;
+template <bool kFp8>
+__device__ void load_q_rows(Smem<kFp8> &sm, const Sm90Args &a, const Unit &u, const fp2_tile &tl, int c) {
+  constexpr int kChunks = kD * Prec<kFp8>::elem / 16; /* 16-byte chunks per row */
+  for (int i = threadIdx.x % 128; i < 64 * kChunks; i += 128) {
+    const int r = c * 64 + i / kChunks, chunk = i % kChunks, row = tl.row_begin + r;
     unsigned char *dst = sm.q + (chunk / 8) * kHalfBytes + r * 128 + ((chunk % 8) ^ (r % 8)) * 16;
     if (row < tl.row_end)
-      cp_async_16(dst, a.q + packed_row_offset(a.p, a.cu_q[u.s], u.h, row) + chunk * 8, 16);
+      cp_async_16(dst, a.q + packed_row_offset(a.p, a.cu_q[u.s], u.h, row) * Prec<kFp8>::elem + chunk * 16, 16);
     else
       cp_async_16(dst, a.q, 0);
   }
@@ -276,22 +324,43 @@ __device__ void load_q_rows(Smem &sm, const Sm90Args &a, const Unit &u, const fp
 }
 
 /* Consumer warpgroup c (0 or 1): tile rows 64 c .. 64 c + 63 of every unit. */
-__device__ void consume(Smem &sm, const Sm90Args &a, int c) {
+template <bool kFp8>
+__device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
+  constexpr int kStages = Prec<kFp8>::stages, kSteps = kKeys / Prec<kFp8>::k_step;
+  Control &ctl = sm.ctl;
   const fp2_params &p = a.p;
   const int g = fp2_group(&p), warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-  const float scale_log2 = rsqrtf((float)kD) * kLog2e;
+  const float sqk = kFp8 ? a.scales[0] * a.scales[1] : 1.0f, sv = kFp8 ? a.scales[2] : 1.0f;
+  const float scale_log2 = sqk * rsqrtf((float)kD) * kLog2e;
   const float pooled_shift = log2f((float)kKeys); /* corrected blocks are whole blocks of 128 */
   auto issue_qk = [&](float (&sc)[kKeys / 8][4], int st) {
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; kk++)
-      wgmma_m64n128k16_bf16_ss(sc, desc_kmajor(sm.q, c * 64, kk), desc_kmajor(sm.k[st], 0, kk), kk > 0);
+    for (int kk = 0; kk < kD / Prec<kFp8>::k_step; kk++) {
+      const uint64_t qd = desc_kmajor(sm.q, c * 64, kk), kd = desc_kmajor(sm.k[st], 0, kk);
+      if constexpr (kFp8)
+        wgmma_m64n128k32_e4m3_ss(sc, qd, kd, kk > 0);
+      else
+        wgmma_m64n128k16_bf16_ss(sc, qd, kd, kk > 0);
+    }
     wgmma_commit();
   };
-  auto issue_pv = [&](float (&o)[kD / 8][4], const uint32_t (&pf)[kKeys / 16][4], int st) {
+  /* V: BF16 read MN-major (transposed by the tensor core), FP8 transposed in memory. */
+  auto issue_pv = [&](float (&o)[kD / 8][4], const uint32_t (&pf)[kSteps][4], int st) {
     wgmma_fence(); /* P and O were written by ordinary instructions since the last product */
 #pragma unroll
-    for (int kk = 0; kk < kKeys / 16; kk++) wgmma_m64n128k16_bf16_rs_tb(o, pf[kk], desc_mnmajor(sm.v[st], kk));
+    for (int kk = 0; kk < kSteps; kk++) {
+      if constexpr (kFp8)
+        wgmma_m64n128k32_e4m3_rs(o, pf[kk], desc_kmajor(sm.v[st], 0, kk));
+      else
+        wgmma_m64n128k16_bf16_rs_tb(o, pf[kk], desc_mnmajor(sm.v[st], kk));
+    }
     wgmma_commit();
+  };
+  auto pack_p = [&](const float (&sc)[kKeys / 8][4], uint32_t (&pf)[kSteps][4]) {
+    if constexpr (kFp8)
+      pack_a_fragments_e4m3<kKeys / 8>(sc, pf);
+    else
+      pack_a_fragments<kKeys / 8>(sc, pf);
   };
 
   int n = 0; /* items consumed over all units: the stage and its phase */
@@ -299,9 +368,9 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
     Unit u;
     UnitGeom geom;
     Items items;
-    if (!take_unit(sm, a, k, u, geom, items)) return;
+    if (!take_unit(ctl, a, k, u, geom, items)) return;
     const fp2_tile &tl = geom.tl;
-    const uint64_t *todo = unit_todo(sm, a, k & 1);
+    const uint64_t *todo = unit_todo(ctl, a, k & 1);
     /* This thread's rows: row0 and row0 + 8 (packed rows of the sequence). */
     const int row0 = tl.row_begin + c * 64 + warp * 16 + lane / 4;
     int pos[2];
@@ -331,27 +400,27 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
     for (int nd = 0; nd < kD / 8; nd++) o_acc[nd][0] = o_acc[nd][1] = o_acc[nd][2] = o_acc[nd][3] = 0.0f;
     /* Q by TMA is the producer's, handed back after the unit's last S product. */
     auto release_q = [&] {
-      if (a.q_by_tma) mbarrier_arrive(&sm.q_empty);
+      if (a.q_by_tma) mbarrier_arrive(&ctl.q_empty);
     };
     if (a.q_by_tma)
-      mbarrier_wait(&sm.q_full, k & 1);
+      mbarrier_wait(&ctl.q_full, k & 1);
     else
-      load_q_rows(sm, a, u, tl, c);
+      load_q_rows<kFp8>(sm, a, u, tl, c);
     if (items.n == 0) release_q();
     if (items.n > 0) {
       /* Item 0: S, its softmax and P, with nothing to overlap. */
       float sc[kKeys / 8][4], alpha[2], bias[2];
-      uint32_t pf[kKeys / 16][4];
-      mbarrier_wait(&sm.k_full[n % kStages], (n / kStages) & 1);
+      uint32_t pf[kSteps][4];
+      mbarrier_wait(&ctl.k_full[n % kStages], (n / kStages) & 1);
       wgmma_fence();
       issue_qk(sc, n % kStages);
       wgmma_wait<0>();
       wgmma_hold(sc);
-      mbarrier_arrive(&sm.k_empty[n % kStages]);
+      mbarrier_arrive(&ctl.k_empty[n % kStages]);
       if (items.n == 1) release_q();
       softmax_item(0, sc, alpha, bias);
-      softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
-      pack_a_fragments<kKeys / 8>(sc, pf);
+      softmax_exp<kKeys / 8, kFp8>(sc, rows, scale_log2, bias);
+      pack_p(sc, pf);
 
       /* Item i: S(i) = Q K(i)^T and O += P(i-1) V(i-1) issued together while this consumer
          holds the turn (named barrier 1 + c), which it then passes on, so that one
@@ -360,41 +429,42 @@ __device__ void consume(Smem &sm, const Sm90Args &a, int c) {
          after PV(i-1) has completed, as it reads both. */
       for (int i = 1; i < items.n; i++) {
         const int st = (n + i) % kStages, prev = (n + i - 1) % kStages;
-        mbarrier_wait(&sm.k_full[st], ((n + i) / kStages) & 1);
+        mbarrier_wait(&ctl.k_full[st], ((n + i) / kStages) & 1);
         bar_sync(1 + c, kConsumerThreads);
         wgmma_fence();
         issue_qk(sc, st);
-        mbarrier_wait(&sm.v_full[prev], ((n + i - 1) / kStages) & 1);
+        mbarrier_wait(&ctl.v_full[prev], ((n + i - 1) / kStages) & 1);
         issue_pv(o_acc, pf, prev);
         bar_arrive(2 - c, kConsumerThreads);
         wgmma_wait<1>();
         wgmma_hold(sc);
-        mbarrier_arrive(&sm.k_empty[st]);
+        mbarrier_arrive(&ctl.k_empty[st]);
         if (i == items.n - 1) release_q(); /* the unit's last read of Q */
         softmax_item(i, sc, alpha, bias);
-        softmax_exp<kKeys / 8, false>(sc, rows, scale_log2, bias);
+        softmax_exp<kKeys / 8, kFp8>(sc, rows, scale_log2, bias);
         wgmma_wait<0>();
         wgmma_hold(o_acc);
         wgmma_hold_a(pf);
-        mbarrier_arrive(&sm.v_empty[prev]);
+        mbarrier_arrive(&ctl.v_empty[prev]);
         rescale_output<kD / 8>(o_acc, alpha);
-        pack_a_fragments<kKeys / 8>(sc, pf);
+        pack_p(sc, pf);
       }
 
       const int last = (n + items.n - 1) % kStages;
-      mbarrier_wait(&sm.v_full[last], ((n + items.n - 1) / kStages) & 1);
+      mbarrier_wait(&ctl.v_full[last], ((n + items.n - 1) / kStages) & 1);
       issue_pv(o_acc, pf, last);
       wgmma_wait<0>();
       wgmma_hold(o_acc);
       wgmma_hold_a(pf);
-      mbarrier_arrive(&sm.v_empty[last]);
+      mbarrier_arrive(&ctl.v_empty[last]);
     }
     n += items.n;
-    mbarrier_arrive(&sm.unit_empty[k & 1]); /* done with its todo and live lists */
-    softmax_store<kD / 8>(o_acc, rows, 1.0f, p, a.cu_q[u.s], u.h, row0, tl.row_end, a.o);
+    mbarrier_arrive(&ctl.unit_empty[k & 1]); /* done with its todo and live lists */
+    softmax_store<kD / 8>(o_acc, rows, sv, p, a.cu_q[u.s], u.h, row0, tl.row_end, a.o);
   }
 }
 
+template <bool kFp8>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     attend_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_kbar,
@@ -402,21 +472,22 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
 #if FP2_SM90_DEVICE
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   /* The swizzle atoms must start on 1024-byte boundaries; the launch adds the slack. */
-  Smem &sm = *reinterpret_cast<Smem *>(align_1024(smem_raw));
+  Smem<kFp8> &sm = *reinterpret_cast<Smem<kFp8> *>(align_1024(smem_raw));
+  Control &ctl = sm.ctl;
   if (threadIdx.x == 0) {
-    mbarrier_init(&sm.q_full, 1);
-    mbarrier_init(&sm.q_empty, kConsumerThreads);
-    for (int st = 0; st < kStages; st++) {
-      mbarrier_init(&sm.k_full[st], 1);
-      mbarrier_init(&sm.v_full[st], 1);
-      mbarrier_init(&sm.k_empty[st], kConsumerThreads);
-      mbarrier_init(&sm.v_empty[st], kConsumerThreads);
+    mbarrier_init(&ctl.q_full, 1);
+    mbarrier_init(&ctl.q_empty, kConsumerThreads);
+    for (int st = 0; st < Prec<kFp8>::stages; st++) {
+      mbarrier_init(&ctl.k_full[st], 1);
+      mbarrier_init(&ctl.v_full[st], 1);
+      mbarrier_init(&ctl.k_empty[st], kConsumerThreads);
+      mbarrier_init(&ctl.v_empty[st], kConsumerThreads);
     }
     for (int b = 0; b < 2; b++) {
-      mbarrier_init(&sm.unit_full[b], 1);
-      mbarrier_init(&sm.unit_empty[b], kConsumerThreads + 1); /* consumers and the producer */
+      mbarrier_init(&ctl.unit_full[b], 1);
+      mbarrier_init(&ctl.unit_empty[b], kConsumerThreads + 1); /* consumers and the producer */
     }
-    mbarrier_init(&sm.v_tail, 1);
+    mbarrier_init(&ctl.v_tail, 1);
     fence_mbarrier_init();
   }
   __syncthreads();
@@ -424,7 +495,7 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
   if (threadIdx.x < 128) { /* producer warpgroup: the TMA warp and the planner warps */
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x >= 32) {
-      plan_units(sm, a);
+      plan_units(ctl, a);
       return;
     }
     if (threadIdx.x == 0) {
@@ -432,30 +503,93 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
       prefetch_tensormap(&tm_k);
       prefetch_tensormap(&tm_v);
     }
-    produce(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
+    produce<kFp8>(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
     return;
   }
   setmaxnreg_inc<kConsumerRegs>();
   const int c = threadIdx.x / 128 - 1;
   if (c == 0) bar_arrive(1, kConsumerThreads); /* the first turn is consumer 0's */
-  consume(sm, a, c);
+  consume<kFp8>(sm, a, c);
 #else
   __trap(); /* launched only on sm_90 (checked by the host) */
 #endif
 }
 
+/* The five maps and the launch, for one precision; vt: FP8's transposed values. */
+template <bool kFp8>
+fp2_status launch(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
+                  const void *kbar, const void *vbar, Sm90Args a, int sms, int smem_max, cudaStream_t stream) {
+  constexpr int elem = Prec<kFp8>::elem, inner = 128 / elem; /* elements per 128-byte box row */
+  const size_t smem = 1024 /* alignment slack */ + sizeof(Smem<kFp8>) + 2 * plan_bytes(a.max_chunks);
+  if (smem > (size_t)smem_max)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs %zu bytes of shared memory (%d here)",
+                    smem, smem_max);
+  const int g = fp2_group(p);
+  /* Q and O [total_q, hq, 128]; K, V [total_k, hkv, 128]; pooled [hkv * total_blocks, 128];
+     FP8's transposed V [hkv * 128, 128 * total_blocks] and means [hkv * 128, 128 * total_chunks]. */
+  CUtensorMap tm_q, tm_k, tm_v, tm_kbar, tm_vbar;
+  const cuuint64_t row = kD * elem;
+  const cuuint64_t q_dims[3] = {kD, (cuuint64_t)p->hq, (cuuint64_t)plan->total_q};
+  const cuuint64_t q_strides[2] = {row, row * p->hq};
+  const cuuint32_t q_box[3] = {(cuuint32_t)inner, (cuuint32_t)g, (cuuint32_t)(kTileRowsSm90 / g)}; /* g | 128 */
+  const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, (cuuint64_t)plan->total_k};
+  const cuuint64_t kv_strides[2] = {row, row * p->hkv};
+  const cuuint32_t kv_box[3] = {(cuuint32_t)inner, 1, kKeys};
+  const cuuint64_t pooled_dims[2] = {kD, (cuuint64_t)p->hkv * plan->total_blocks};
+  const cuuint64_t pooled_strides[1] = {row};
+  const cuuint32_t pooled_box[2] = {(cuuint32_t)inner, kKeys};
+  const cuuint64_t vt_cols = (cuuint64_t)kKeys * plan->total_blocks, vbart_cols = (cuuint64_t)kKeys * plan->total_chunks;
+  const cuuint64_t vt_dims[2] = {vt_cols, (cuuint64_t)p->hkv * kD}, vbart_dims[2] = {vbart_cols, (cuuint64_t)p->hkv * kD};
+  const cuuint64_t vt_strides[1] = {vt_cols}, vbart_strides[1] = {vbart_cols};
+  const cuuint32_t vt_box[2] = {kKeys, kD};
+  fp2_status st;
+  memset(&tm_q, 0, sizeof tm_q);
+  if (a.q_by_tma && (st = fp2_tensor_map_sw128(&tm_q, elem, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
+  if ((st = fp2_tensor_map_sw128(&tm_k, elem, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
+  if ((st = fp2_tensor_map_sw128(&tm_kbar, elem, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK)
+    return st;
+  if (kFp8) {
+    const unsigned char *vt = static_cast<const unsigned char *>(v);
+    if ((st = fp2_tensor_map_sw128(&tm_v, 1, vt, 2, vt_dims, vt_strides, vt_box)) != FP2_OK) return st;
+    if ((st = fp2_tensor_map_sw128(&tm_vbar, 1, vt + (size_t)p->hkv * kD * vt_cols, 2, vbart_dims, vbart_strides,
+                                   vt_box)) != FP2_OK)
+      return st;
+  } else {
+    if ((st = fp2_tensor_map_sw128(&tm_v, elem, v, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
+    if ((st = fp2_tensor_map_sw128(&tm_vbar, elem, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK)
+      return st;
+  }
+  FP2_CUDA("fp2_attend (sm90)",
+           cudaFuncSetAttribute(attend_sm90_kernel<kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  void *next_unit = nullptr;
+  FP2_CUDA("fp2_attend (sm90)", cudaGetSymbolAddress(&next_unit, g_next_unit));
+  FP2_CUDA("fp2_attend (sm90)", cudaMemsetAsync(next_unit, 0, sizeof(int), stream));
+  /* One CTA per SM (a persistent grid), fewer when there are fewer units. */
+  attend_sm90_kernel<kFp8><<<a.units < sms ? a.units : sms, kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar,
+                                                                                         tm_vbar, a);
+  FP2_LAUNCHED("fp2_attend (sm90)");
+  return FP2_OK;
+}
+
 }  // namespace
 }  // namespace fp2
 
+size_t fp2_attend_sm90_workspace_bytes(const fp2_params *p, const fp2_plan *plan) {
+  return p->dtype == FP2_FP8 ? fp2_transposed_values_bytes(p, plan) : 0;
+}
+
 fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
-                           const void *kbar, const void *vbar, const int *offsets, const int *indices, void *o,
+                           const void *kbar, const void *vbar, const float *scales, const int *offsets,
+                           const int *indices, void *o, void *workspace, size_t workspace_bytes,
                            cudaStream_t stream) {
   using namespace fp2;
-  const int g = fp2_group(p);
-  if (p->dtype != FP2_BF16)
-    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel is BF16 only so far (use --kernel portable)");
+  const int fp8 = p->dtype == FP2_FP8;
   fp2_status st = fp2_sm90_shape_check(p, "fp2_attend: ");
   if (st != FP2_OK) return st;
+  if (fp8 && !scales) return fp2_fail(FP2_ERR_ARG, "fp2_attend: FP8 needs the scales");
+  if (workspace_bytes < fp2_attend_sm90_workspace_bytes(p, plan))
+    return fp2_fail(FP2_ERR_ARG, "fp2_attend: workspace of %zu bytes is too small (%zu needed)", workspace_bytes,
+                    fp2_attend_sm90_workspace_bytes(p, plan));
   int dev = 0, major = 0, smem_max = 0, sms = 0;
   FP2_CUDA("fp2_attend (sm90)", cudaGetDevice(&dev));
   FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -463,56 +597,25 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
   FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   if (major != 9)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs a Hopper GPU (this one is sm_%d*)", major);
-  const int max_chunks = fp2_cdiv(plan->max_blocks, kKeys);
-  const size_t smem = 1024 /* alignment slack */ + sizeof(Smem) + 2 * plan_bytes(max_chunks);
-  if (smem > (size_t)smem_max)
-    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs %zu bytes of shared memory (%d here)",
-                    smem, smem_max);
-
-  /* Q and O [total_q, hq, 128]; K, V [total_k, hkv, 128]; pooled [hkv * total_blocks, 128]. */
-  CUtensorMap tm_q, tm_k, tm_v, tm_kbar, tm_vbar;
-  const cuuint64_t row = kD * 2;
-  const cuuint64_t q_dims[3] = {kD, (cuuint64_t)p->hq, (cuuint64_t)plan->total_q};
-  const cuuint64_t q_strides[2] = {row, row * p->hq};
-  const cuuint32_t q_box[3] = {64, (cuuint32_t)g, (cuuint32_t)(kTileRowsSm90 / g)}; /* when g divides 128 */
-  const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, (cuuint64_t)plan->total_k};
-  const cuuint64_t kv_strides[2] = {row, row * p->hkv};
-  const cuuint32_t kv_box[3] = {64, 1, kKeys};
-  const cuuint64_t pooled_dims[2] = {kD, (cuuint64_t)p->hkv * plan->total_blocks};
-  const cuuint64_t pooled_strides[1] = {row};
-  const cuuint32_t pooled_box[2] = {64, kKeys};
-  const int q_by_tma = kTileRowsSm90 % g == 0;
-  memset(&tm_q, 0, sizeof tm_q);
-  if (q_by_tma && (st = fp2_tensor_map_bf16(&tm_q, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
-  if ((st = fp2_tensor_map_bf16(&tm_k, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
-  if ((st = fp2_tensor_map_bf16(&tm_v, v, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
-  if ((st = fp2_tensor_map_bf16(&tm_kbar, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
-  if ((st = fp2_tensor_map_bf16(&tm_vbar, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK) return st;
-
-  const int units = plan->total_tiles * p->hkv;
   const Sm90Args a = {*p,
                       plan->total_blocks,
                       plan->total_tiles,
-                      units,
-                      max_chunks,
-                      q_by_tma,
+                      plan->total_tiles * p->hkv,
+                      fp2_cdiv(plan->max_blocks, kKeys),
+                      kTileRowsSm90 % fp2_group(p) == 0,
                       plan->cu_q,
                       plan->cu_k,
                       plan->cu_tiles,
                       plan->cu_blocks,
+                      plan->cu_chunks,
                       plan->tile_seq,
                       offsets,
                       indices,
-                      static_cast<const __nv_bfloat16 *>(q),
+                      static_cast<const unsigned char *>(q),
+                      scales,
                       static_cast<__nv_bfloat16 *>(o)};
-  FP2_CUDA("fp2_attend (sm90)",
-           cudaFuncSetAttribute(attend_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  void *next_unit = nullptr;
-  FP2_CUDA("fp2_attend (sm90)", cudaGetSymbolAddress(&next_unit, g_next_unit));
-  FP2_CUDA("fp2_attend (sm90)", cudaMemsetAsync(next_unit, 0, sizeof(int), stream));
-  /* One CTA per SM (a persistent grid), fewer when there are fewer units. */
-  attend_sm90_kernel<<<units < sms ? units : sms, kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar, tm_vbar,
-                                                                               a);
-  FP2_LAUNCHED("fp2_attend (sm90)");
-  return FP2_OK;
+  if (!fp8) return launch<false>(p, plan, q, k, v, kbar, vbar, a, sms, smem_max, stream);
+  /* The values transposed (and zero past each sequence) in the workspace, then the kernel. */
+  if ((st = fp2_transpose_values(p, plan, v, vbar, workspace, stream)) != FP2_OK) return st;
+  return launch<true>(p, plan, q, k, workspace, kbar, nullptr, a, sms, smem_max, stream);
 }

@@ -114,8 +114,10 @@ typedef struct fp2_plan {
   int nseg;              /* index segments (sequence, KV head, tile): hkv * total_tiles */
   int max_blocks;        /* most key blocks of one sequence */
   int capacity;          /* causal blocks summed over segments: the most the index can hold */
+  int total_chunks;      /* chunks of 128 pooled vectors, each sequence's rounded up, over the batch */
   int *cu_q, *cu_k;          /* device [batch+1]: first row of each sequence */
   int *cu_tiles, *cu_blocks; /* device [batch+1]: prefix of tiles and of key blocks */
+  int *cu_chunks;        /* device [batch+1]: prefix of pooled chunks */
   int *tile_seq;         /* device [total_tiles]: the sequence of each tile */
   int *seg_cap;          /* device [nseg+1]: each segment's slice of the scratch index */
 } fp2_plan;
@@ -151,16 +153,20 @@ fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, 
                       const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);
 
-/* Whether the sm90 attention kernel takes the shape of p (head dim, block, query tile, group
-   size; precision and GPU are checked at launch): FP2_OK, or FP2_ERR_UNSUPPORTED with the
-   reason in fp2_error_message(). Needs no GPU. */
+/* Whether the sm90 attention kernel takes the shape of p (head dim, block, query tile; the
+   GPU is checked at launch): FP2_OK, or FP2_ERR_UNSUPPORTED with the reason in
+   fp2_error_message(). Needs no GPU. */
 fp2_status fp2_sm90_supports_shape(const fp2_params *p);
+
+/* Bytes of workspace fp2_attend needs for p and plan: FP8 on the sm90 kernel transposes the
+   values into it first (its products read them K-major); 0 otherwise. */
+size_t fp2_attend_workspace_bytes(const fp2_params *p, const fp2_plan *plan);
 
 /* Block-sparse attention over a CSR index (offsets [nseg+1], indices), with mean correction
    when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index. */
 fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
                       const void *kbar, const void *vbar, const float *scales, const int *offsets,
-                      const int *indices, void *o, cudaStream_t stream);
+                      const int *indices, void *o, void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

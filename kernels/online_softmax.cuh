@@ -31,6 +31,39 @@ __device__ __forceinline__ void pack_a_fragments(const float (&s)[NC][4], uint32
   }
 }
 
+/* Four values as e4m3 codes in one register, the first in the lowest byte (values the FP8
+   softmax has already rounded to e4m3 convert exactly). */
+__device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float d) {
+  uint16_t lo, hi;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(b), "f"(a)); /* the first operand: high byte */
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(d), "f"(c));
+  return (uint32_t)lo | ((uint32_t)hi << 16);
+}
+
+/* The key (0 .. 31, within its group of 32) whose probability sits at position `slot` of a
+   row's e4m3 A fragment (pack_a_fragments_e4m3): slot 16 h + 4 q + e of lane q holds key
+   16 h + 8 (e / 2) + 2 q + e % 2. */
+__host__ __device__ constexpr int fp8_slot_key(int slot) {
+  return 16 * (slot / 16) + 8 * ((slot % 4) / 2) + 2 * ((slot % 16) / 4) + slot % 2;
+}
+
+/* FP8 probabilities in the accumulator layout (columns 0 .. 8 NC - 1) as the e4m3 A operand
+   of the next wgmma (k = 32): p[k] covers the 32 columns 32k .. 32k + 31, but in the order a
+   thread holds them, columns 8i + 2 (lane % 4) + {0, 1} for i = 4k .. 4k + 3. The B operand
+   (V transposed) stores its keys in the same order (fp8_slot_key), so no register moves
+   between lanes. */
+template <int NC>
+__device__ __forceinline__ void pack_a_fragments_e4m3(const float (&s)[NC][4], uint32_t (&p)[NC / 4][4]) {
+#pragma unroll
+  for (int k = 0; k < NC / 4; k++)
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+      const int i = 4 * k + 2 * half;
+      p[k][2 * half + 0] = pack_e4m3x4(s[i][0], s[i][1], s[i + 1][0], s[i + 1][1]);
+      p[k][2 * half + 1] = pack_e4m3x4(s[i][2], s[i][3], s[i + 1][2], s[i + 1][3]);
+    }
+}
+
 /* The statistics half of one step over NC * 8 columns of raw scores s: drops the logits that
    keep(column, r) rejects (-INFINITY), then takes the row maximum on the raw scores and moves
    the running maximum (log2 units) to max(m, max(s) * scale + shift), scale > 0, so that the

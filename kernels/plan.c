@@ -13,24 +13,30 @@ static fp2_status upload(int **dst, const int *src, size_t n, const char *what) 
   return FP2_OK;
 }
 
+/* Chunks of 128 pooled vectors: the Hopper kernel's correction items. */
+#define CHUNK_BLOCKS 128
+
 static int64_t plan_host(const fp2_params *p, int batch, const int *lq, const int *lk, int *cu_q, int *cu_k,
-                         int *cu_tiles, int *cu_blocks) {
-  int64_t q = 0, k = 0, t = 0, b = 0;
+                         int *cu_tiles, int *cu_blocks, int *cu_chunks) {
+  int64_t q = 0, k = 0, t = 0, b = 0, c = 0;
   for (int s = 0; s < batch; s++) {
     cu_q[s] = (int)q;
     cu_k[s] = (int)k;
     cu_tiles[s] = (int)t;
     cu_blocks[s] = (int)b;
+    cu_chunks[s] = (int)c;
     q += lq[s];
     k += lk[s];
     t += fp2_num_tiles(p, lq[s]);
     b += fp2_num_blocks(p, lk[s]);
+    c += fp2_cdiv(fp2_num_blocks(p, lk[s]), CHUNK_BLOCKS);
     if (q > INT32_MAX || k > INT32_MAX || t > INT32_MAX || b > INT32_MAX) return -1;
   }
   cu_q[batch] = (int)q;
   cu_k[batch] = (int)k;
   cu_tiles[batch] = (int)t;
   cu_blocks[batch] = (int)b;
+  cu_chunks[batch] = (int)c;
   return 0;
 }
 
@@ -40,10 +46,11 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
   for (int s = 0; s < batch; s++)
     if (lq[s] <= 0 || lk[s] < lq[s])
       return fp2_fail(FP2_ERR_ARG, "fp2_plan_create: sequence %d has %d queries and %d keys", s, lq[s], lk[s]);
-  int *cu = malloc(sizeof(int) * 4 * (size_t)(batch + 1));
+  int *cu = malloc(sizeof(int) * 5 * (size_t)(batch + 1));
   if (!cu) return fp2_fail(FP2_ERR_ARG, "fp2_plan_create: out of host memory");
   int *cu_q = cu, *cu_k = cu + batch + 1, *cu_tiles = cu + 2 * (batch + 1), *cu_blocks = cu + 3 * (batch + 1);
-  if (plan_host(p, batch, lq, lk, cu_q, cu_k, cu_tiles, cu_blocks) != 0) {
+  int *cu_chunks = cu + 4 * (batch + 1);
+  if (plan_host(p, batch, lq, lk, cu_q, cu_k, cu_tiles, cu_blocks, cu_chunks) != 0) {
     free(cu);
     return fp2_fail(FP2_ERR_ARG, "fp2_plan_create: the batch has more than 2^31 rows, tiles or blocks");
   }
@@ -82,10 +89,12 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
   plan->nseg = (int)nseg;
   plan->max_blocks = max_blocks;
   plan->capacity = (int)cap;
+  plan->total_chunks = cu_chunks[batch];
   if ((st = upload(&plan->cu_q, cu_q, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->cu_k, cu_k, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->cu_tiles, cu_tiles, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->cu_blocks, cu_blocks, (size_t)batch + 1, "fp2_plan_create")) ||
+      (st = upload(&plan->cu_chunks, cu_chunks, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->tile_seq, tile_seq, (size_t)total_tiles, "fp2_plan_create")) ||
       (st = upload(&plan->seg_cap, seg_cap, (size_t)nseg + 1, "fp2_plan_create")))
     fp2_plan_destroy(plan);
@@ -101,6 +110,7 @@ void fp2_plan_destroy(fp2_plan *plan) {
   cudaFree(plan->cu_k);
   cudaFree(plan->cu_tiles);
   cudaFree(plan->cu_blocks);
+  cudaFree(plan->cu_chunks);
   cudaFree(plan->tile_seq);
   cudaFree(plan->seg_cap);
   memset(plan, 0, sizeof *plan);

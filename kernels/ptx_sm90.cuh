@@ -170,6 +170,35 @@ __device__ __forceinline__ void wgmma_m64n128k16_bf16_rs_tb(float (&d)[16][4], c
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "n"(1));
 }
 
+/* D = A B (+ D when accumulate), m64n128k32, e4m3 in, f32 out; A and B K-major in shared
+   memory (8-bit wgmma reads both K-major only). */
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3_ss(float (&d)[16][4], uint64_t a_desc, uint64_t b_desc,
+                                                         int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FP2_WGMMA_D_REGS ", %64, %65, p, 1, 1;\n"
+      "}\n"
+      : FP2_WGMMA_D_OPERANDS
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+
+/* D += A B, m64n128k32, e4m3: A from registers (per warp's 16 rows, register i holds row
+   lane/4 + 8 (i % 2), columns 16 (i / 2) + 4 (lane % 4) + 0..3, lowest byte first), B
+   K-major in shared memory. */
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3_rs(float (&d)[16][4], const uint32_t (&a)[4], uint64_t b_desc) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FP2_WGMMA_D_REGS
+      ", {%64, %65, %66, %67}, %68, p, 1, 1;\n"
+      "}\n"
+      : FP2_WGMMA_D_OPERANDS
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "n"(1));
+}
+
 #undef FP2_WGMMA_D4
 #undef FP2_WGMMA_D_REGS
 #undef FP2_WGMMA_D_OPERANDS

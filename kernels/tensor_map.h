@@ -11,11 +11,12 @@
 extern "C" {
 #endif
 
-/* A tiled map over a bf16 tensor of `rank` dimensions (innermost first: dims[0] elements
-   contiguous), strides_bytes[rank - 1] between consecutive indices of dims[1..], a box of
-   box[] elements, 128-byte swizzle (box[0] * 2 must be 128), zero fill out of bounds. */
-fp2_status fp2_tensor_map_bf16(CUtensorMap *map, const void *base, int rank, const cuuint64_t *dims,
-                               const cuuint64_t *strides_bytes, const cuuint32_t *box);
+/* A tiled map over a tensor of bf16 (elem_bytes 2) or 8-bit codes (1) of `rank` dimensions
+   (innermost first: dims[0] elements contiguous), strides_bytes[rank - 1] between
+   consecutive indices of dims[1..], a box of box[] elements, 128-byte swizzle (box[0] *
+   elem_bytes must be 128), zero fill out of bounds. */
+fp2_status fp2_tensor_map_sw128(CUtensorMap *map, int elem_bytes, const void *base, int rank, const cuuint64_t *dims,
+                                const cuuint64_t *strides_bytes, const cuuint32_t *box);
 
 #ifdef __cplusplus
 }

@@ -505,7 +505,7 @@ fp2_params opts_params(const fp2_opts *o) {
 }
 
 fp2_kernel kernel_auto_pick(const fp2_params *p, int cc_major) {
-  const int fits = cc_major == 9 && p->dtype == FP2_BF16 && fp2_sm90_supports_shape(p) == FP2_OK;
+  const int fits = cc_major == 9 && fp2_sm90_supports_shape(p) == FP2_OK;
   return fits ? FP2_KERNEL_SM90 : FP2_KERNEL_PORTABLE;
 }
 

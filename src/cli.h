@@ -109,8 +109,8 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
 #define OPTS_RUN(o)                                                         \
   {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \
   {"--kernel", OPT_CHOICE, &(o)->kernel, KERNEL_CHOICES,                              \
-   "gpu attention kernel: sm90 (wgmma; bf16, --dim 128, --block 128 --qtile 128) or portable " \
-   "(mma.sync); auto: sm90 on an sm_90 GPU for the bf16 shapes it takes, portable elsewhere"}, \
+   "gpu attention kernel: sm90 (wgmma; --dim 128, --block 128 --qtile 128) or portable " \
+   "(mma.sync); auto: sm90 on an sm_90 GPU for the shapes it takes, portable elsewhere"}, \
   {"--out", OPT_STRING, &(o)->out, "FILE.json", "write the JSON result (- for stdout)"}
 
 /* Every shared option: the start of each experiment's spec table. */

@@ -30,15 +30,18 @@ typedef struct device_buffers {
   float *k_mean, *v_mean;
   void *kbar, *vbar;
   fp2_index index;
-  void *ws;
+  void *ws;                /* select's */
   size_t ws_bytes;
+  void *attend_ws;         /* attend's (FP8 on sm90: the values transposed) */
+  size_t attend_ws_bytes;
   void *o;                 /* bf16 */
   void *flush;             /* written before every run, so that no input is left in L2 */
 } device_buffers;
 
 static void free_buffers(device_buffers *d) {
   void *all[] = {d->q, d->k, d->v, d->q8, d->k8, d->v8, d->scales, d->amax, d->k_mean, d->v_mean, d->kbar, d->vbar,
-                 d->index.scratch, d->index.counts, d->index.offsets, d->index.indices, d->ws, d->o, d->flush};
+                 d->index.scratch, d->index.counts, d->index.offsets, d->index.indices, d->ws, d->attend_ws, d->o,
+                 d->flush};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudaFree(all[i]);
   memset(d, 0, sizeof *d);
 }
@@ -90,7 +93,8 @@ static int run_once(const problem *pb, const fp2_params *p, const pipeline_confi
   CUDA_GOTO(cudaEventRecord(ev[3], 0), fail);
   nvtxRangePushA("fp2 attend");
   if (cfg->attend)
-    FP2_OR_FAIL(fp2_attend(p, plan, q, k, v, d->kbar, d->vbar, scales, d->index.offsets, d->index.indices, d->o, 0));
+    FP2_OR_FAIL(fp2_attend(p, plan, q, k, v, d->kbar, d->vbar, scales, d->index.offsets, d->index.indices, d->o,
+                           d->attend_ws, d->attend_ws_bytes, 0));
   nvtxRangePop();
   CUDA_GOTO(cudaEventRecord(ev[4], 0), fail);
   CUDA_GOTO(cudaEventSynchronize(ev[4]), fail);
@@ -179,9 +183,10 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   }
   const size_t npooled = (size_t)p->hkv * plan.total_blocks * p->dim;
   d.ws_bytes = fp2_select_workspace_bytes(&plan);
+  d.attend_ws_bytes = fp2_attend_workspace_bytes(p, &plan);
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_GOTO(cudaMemGetInfo(&free_bytes, &total_bytes), fail);
-  double need = device_bytes(pb, &plan, d.ws_bytes);
+  double need = device_bytes(pb, &plan, d.ws_bytes + d.attend_ws_bytes);
   if (need > (double)free_bytes) {
     err_set(err, "the problem needs %.2f GB of GPU memory but %.2f GB are free", need / 1e9, free_bytes / 1e9);
     goto fail;
@@ -205,6 +210,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   CUDA_GOTO(cudaMalloc((void **)&d.index.offsets, sizeof(int) * ((size_t)plan.nseg + 1)), fail);
   CUDA_GOTO(cudaMalloc((void **)&d.index.indices, sizeof(int) * (size_t)plan.capacity + 4), fail);
   CUDA_GOTO(cudaMalloc(&d.ws, d.ws_bytes + 16), fail);
+  CUDA_GOTO(cudaMalloc(&d.attend_ws, d.attend_ws_bytes + 16), fail);
   CUDA_GOTO(cudaMalloc(&d.o, nq * 2), fail);
   CUDA_GOTO(cudaMalloc(&d.flush, FLUSH_BYTES), fail);
   if (operands_upload(d.q, pb->q, nq, 0, err) != 0 || operands_upload(d.k, pb->k, nk, 0, err) != 0 ||

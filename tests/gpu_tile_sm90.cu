@@ -4,7 +4,9 @@
       rows included, land where the 128-byte swizzle and the packed-row order say;
    2. S = A B^T by wgmma m64n128k16 from shared memory (desc_kmajor), both warpgroups;
    3. O = P V by wgmma with P from registers (pack_a_fragments) and V read MN-major
-      (desc_mnmajor).
+      (desc_mnmajor);
+   4. FP8: S = A B^T by e4m3 wgmma (k = 32) from shared memory, and O = P V with P packed by
+      pack_a_fragments_e4m3 against V transposed with its keys in fp8_slot_key's order.
    When the whole kernel fails `fp2bench check --kernel sm90`, this test says which piece
    is wrong. Exits 77 without a GPU or on a GPU other than sm_90. */
 #include <cuda_runtime_api.h>
@@ -128,6 +130,64 @@ __global__ void wgmma_rs_kernel(const __grid_constant__ CUtensorMap ma, int a1, 
     }
 }
 
+/* 4: three 128 x 128 e4m3 tiles by TMA (A, B and V transposed), then S = A B^T and, with P
+   from global packed as the FP8 attention kernel packs it, O = P V. */
+struct Fp8Smem {
+  unsigned char a[kHalfBytes], b[kHalfBytes], vt[kHalfBytes];
+  uint64_t full;
+};
+
+__global__ void wgmma_e4m3_kernel(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
+                                  const __grid_constant__ CUtensorMap mvt, const float *p_in, float *s_out,
+                                  float *o_out) {
+  extern __shared__ __align__(1024) unsigned char raw[];
+  Fp8Smem &sm = *reinterpret_cast<Fp8Smem *>(align_1024(raw));
+  if (threadIdx.x == 0) {
+    mbarrier_init(&sm.full, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(&sm.full, 3 * kHalfBytes);
+    tma_load_2d(sm.a, &ma, 0, 0, &sm.full);
+    tma_load_2d(sm.b, &mb, 0, 0, &sm.full);
+    tma_load_2d(sm.vt, &mvt, 0, 0, &sm.full);
+  }
+  mbarrier_wait(&sm.full, 0);
+  const int wg = threadIdx.x / 128;
+  float acc[16][4], o[16][4], pv[16][4];
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; kk++) wgmma_m64n128k32_e4m3_ss(acc, desc_kmajor(sm.a, wg * 64, kk), desc_kmajor(sm.b, 0, kk), kk > 0);
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_hold(acc);
+  for (int nt = 0; nt < 16; nt++)
+    for (int e = 0; e < 4; e++) {
+      int row, col;
+      acc_position(nt, e, &row, &col);
+      s_out[row * 128 + col] = acc[nt][e];
+      pv[nt][e] = p_in[row * 128 + col];
+      o[nt][e] = 0.0f;
+    }
+  uint32_t pf[4][4];
+  pack_a_fragments_e4m3<16>(pv, pf);
+  wgmma_hold(o);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; kk++) wgmma_m64n128k32_e4m3_rs(o, pf[kk], desc_kmajor(sm.vt, 0, kk));
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_hold(o);
+  wgmma_hold_a(pf);
+  for (int nt = 0; nt < 16; nt++)
+    for (int e = 0; e < 4; e++) {
+      int row, col;
+      acc_position(nt, e, &row, &col);
+      o_out[row * 128 + col] = o[nt][e];
+    }
+}
+
 /* ---- host ---- */
 
 static uint64_t rng_state;
@@ -177,7 +237,7 @@ static CUtensorMap map3(const Tensor3 &t, int box_heads) {
   const cuuint64_t dims[3] = {kD, (cuuint64_t)t.heads, (cuuint64_t)t.npos};
   const cuuint64_t strides[2] = {kD * 2, (cuuint64_t)kD * 2 * t.heads};
   const cuuint32_t box[3] = {64, (cuuint32_t)box_heads, (cuuint32_t)(128 / box_heads)};
-  CHECK_FP2(fp2_tensor_map_bf16(&m, t.dev, 3, dims, strides, box));
+  CHECK_FP2(fp2_tensor_map_sw128(&m, 2, t.dev, 3, dims, strides, box));
   return m;
 }
 
@@ -268,6 +328,80 @@ static void test_rs(const Tensor3 &q, const Tensor3 &v, int vpos0, int vhead) {
   CHECK_CUDA(cudaFree(o));
 }
 
+/* The e4m3 code of a small integer (|v| <= 15: exact with 3 mantissa bits). */
+static uint8_t e4m3_of_int(int v) {
+  if (v == 0) return 0;
+  const int a = v < 0 ? -v : v;
+  int e = 0;
+  while ((a >> (e + 1)) != 0) e++;
+  const int mant = ((a << 3) >> e) & 7;
+  return (uint8_t)((v < 0 ? 0x80 : 0) | ((e + 7) << 3) | mant);
+}
+
+static CUtensorMap map_e4m3(const uint8_t *host, uint8_t **dev) {
+  CHECK_CUDA(cudaMalloc(dev, 128 * 128));
+  CHECK_CUDA(cudaMemcpy(*dev, host, 128 * 128, cudaMemcpyHostToDevice));
+  CUtensorMap m;
+  const cuuint64_t dims[2] = {128, 128}, strides[1] = {128};
+  const cuuint32_t box[2] = {128, 128};
+  CHECK_FP2(fp2_tensor_map_sw128(&m, 1, *dev, 2, dims, strides, box));
+  return m;
+}
+
+/* S = A B^T and O = P V on random integers in [-4, 4] (every sum exact in f32); V goes to the
+   GPU transposed, column c of its 128 rows holding key 32 (c / 32) + fp8_slot_key(c % 32). */
+static void test_e4m3() {
+  static int a[128][128], b[128][128], v[128][128], p[128][128];
+  static uint8_t ha[128 * 128], hb[128 * 128], hvt[128 * 128];
+  static float pf[128 * 128], s[128 * 128], o[128 * 128];
+  for (int i = 0; i < 128; i++)
+    for (int j = 0; j < 128; j++) {
+      a[i][j] = rand_int(-4, 4), b[i][j] = rand_int(-4, 4), v[i][j] = rand_int(-4, 4), p[i][j] = rand_int(-4, 4);
+      ha[i * 128 + j] = e4m3_of_int(a[i][j]);
+      hb[i * 128 + j] = e4m3_of_int(b[i][j]);
+      pf[i * 128 + j] = (float)p[i][j];
+    }
+  for (int d = 0; d < 128; d++)
+    for (int c = 0; c < 128; c++) hvt[d * 128 + c] = e4m3_of_int(v[32 * (c / 32) + fp8_slot_key(c % 32)][d]);
+  uint8_t *da, *db, *dvt;
+  CUtensorMap ma = map_e4m3(ha, &da), mb = map_e4m3(hb, &db), mvt = map_e4m3(hvt, &dvt);
+  float *p_dev, *s_dev, *o_dev;
+  CHECK_CUDA(cudaMalloc(&p_dev, sizeof pf));
+  CHECK_CUDA(cudaMalloc(&s_dev, sizeof s));
+  CHECK_CUDA(cudaMalloc(&o_dev, sizeof o));
+  CHECK_CUDA(cudaMemcpy(p_dev, pf, sizeof pf, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(s_dev, 0xff, sizeof s)); /* NaN */
+  CHECK_CUDA(cudaMemset(o_dev, 0xff, sizeof o));
+  const int smem = 3 * kHalfBytes + 1024 + 64;
+  CHECK_CUDA(cudaFuncSetAttribute(wgmma_e4m3_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  wgmma_e4m3_kernel<<<1, 256, smem>>>(ma, mb, mvt, p_dev, s_dev, o_dev);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(s, s_dev, sizeof s, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(o, o_dev, sizeof o, cudaMemcpyDeviceToHost));
+  int bad_s = 0, bad_o = 0;
+  for (int i = 0; i < 128; i++)
+    for (int j = 0; j < 128; j++) {
+      long want_s = 0, want_o = 0;
+      for (int x = 0; x < 128; x++) {
+        want_s += (long)a[i][x] * b[j][x];
+        want_o += (long)p[i][x] * v[x][j];
+      }
+      if (s[i * 128 + j] != (float)want_s && bad_s++ < 5)
+        fprintf(stderr, "wgmma e4m3 ss: S[%d][%d] = %g, want %ld\n", i, j, s[i * 128 + j], want_s);
+      if (o[i * 128 + j] != (float)want_o && bad_o++ < 5)
+        fprintf(stderr, "wgmma e4m3 rs: O[%d][%d] = %g, want %ld\n", i, j, o[i * 128 + j], want_o);
+    }
+  EXPECT_MSG(bad_s == 0, "wgmma e4m3 ss: %d of 16384 products wrong", bad_s);
+  EXPECT_MSG(bad_o == 0, "wgmma e4m3 rs (V transposed, keys in slot order): %d of 16384 outputs wrong", bad_o);
+  CHECK_CUDA(cudaFree(da));
+  CHECK_CUDA(cudaFree(db));
+  CHECK_CUDA(cudaFree(dvt));
+  CHECK_CUDA(cudaFree(p_dev));
+  CHECK_CUDA(cudaFree(s_dev));
+  CHECK_CUDA(cudaFree(o_dev));
+}
+
 int main(void) {
   int n = 0, major = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -295,5 +429,6 @@ int main(void) {
   test_ss(wide, k, 200, 0, 100, 1); /* both boxes partly out of bounds */
   test_rs(wide, v, 10, 1);
   test_rs(wide, v, 130, 0);         /* V rows past the end are zeros */
+  test_e4m3();
   return test_result("gpu_tile_sm90");
 }

@@ -124,8 +124,8 @@ static void kernels(void) {
   EXPECT(p.kernel == FP2_KERNEL_PORTABLE);
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_SM90);
   EXPECT(kernel_auto_pick(&p, 8) == FP2_KERNEL_PORTABLE && kernel_auto_pick(&p, 10) == FP2_KERNEL_PORTABLE);
-  p.dtype = FP2_FP8; /* the sm90 kernel is BF16 only */
-  EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
+  p.dtype = FP2_FP8;
+  EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_SM90 && kernel_auto_pick(&p, 8) == FP2_KERNEL_PORTABLE);
   o.dim = 64;
   p = opts_params(&o);
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
