@@ -47,14 +47,19 @@ __device__ TileSmem &tile_smem() {
   return *reinterpret_cast<TileSmem *>(align_1024(raw));
 }
 
-/* Loads a 3-D box at (0 | 64, c1, c2) of each map into tiles a and b. */
-__device__ void load_tiles(const CUtensorMap *ma, int a1, int a2, const CUtensorMap *mb, int b1, int b2) {
-  TileSmem &sm = tile_smem();
+/* The tiles' barrier, initialised by one thread and seen by all. */
+__device__ void init_barrier(uint64_t *bar) {
   if (threadIdx.x == 0) {
-    mbarrier_init(&sm.full, 1);
+    mbarrier_init(bar, 1);
     fence_mbarrier_init();
   }
   __syncthreads();
+}
+
+/* Loads a 3-D box at (0 | 64, c1, c2) of each map into tiles a and b. */
+__device__ void load_tiles(const CUtensorMap *ma, int a1, int a2, const CUtensorMap *mb, int b1, int b2) {
+  TileSmem &sm = tile_smem();
+  init_barrier(&sm.full);
   if (threadIdx.x == 0) {
     mbarrier_arrive_expect_tx(&sm.full, 2 * kTileBytes);
     tma_load_tile_3d(sm.a, ma, a1, a2, &sm.full);
@@ -77,6 +82,24 @@ __device__ void acc_position(int nt, int e, int *row, int *col) {
   *col = nt * 8 + (lane % 4) * 2 + (e & 1);
 }
 
+/* The warpgroups' 128 x 128 accumulator tile to a row-major global array, and back. */
+__device__ void store_acc(const float (&acc)[16][4], float *out) {
+  for (int nt = 0; nt < 16; nt++)
+    for (int e = 0; e < 4; e++) {
+      int row, col;
+      acc_position(nt, e, &row, &col);
+      out[row * 128 + col] = acc[nt][e];
+    }
+}
+__device__ void load_acc(float (&acc)[16][4], const float *in) {
+  for (int nt = 0; nt < 16; nt++)
+    for (int e = 0; e < 4; e++) {
+      int row, col;
+      acc_position(nt, e, &row, &col);
+      acc[nt][e] = in[row * 128 + col];
+    }
+}
+
 __global__ void wgmma_ss_kernel(const __grid_constant__ CUtensorMap ma, int a1, int a2,
                                 const __grid_constant__ CUtensorMap mb, int b1, int b2, float *s_out) {
   load_tiles(&ma, a1, a2, &mb, b1, b2);
@@ -89,12 +112,7 @@ __global__ void wgmma_ss_kernel(const __grid_constant__ CUtensorMap ma, int a1, 
   wgmma_commit();
   wgmma_wait<0>();
   wgmma_hold(acc);
-  for (int nt = 0; nt < 16; nt++)
-    for (int e = 0; e < 4; e++) {
-      int row, col;
-      acc_position(nt, e, &row, &col);
-      s_out[row * 128 + col] = acc[nt][e];
-    }
+  store_acc(acc, s_out);
 }
 
 /* O = P V: P [128 x 128] from global into the accumulator layout, packed as the attention
@@ -104,14 +122,8 @@ __global__ void wgmma_rs_kernel(const __grid_constant__ CUtensorMap ma, int a1, 
                                 float *o_out) {
   load_tiles(&ma, a1, a2, &mb, b1, b2);
   TileSmem &sm = tile_smem();
-  float s[16][4], o[16][4];
-  for (int nt = 0; nt < 16; nt++)
-    for (int e = 0; e < 4; e++) {
-      int row, col;
-      acc_position(nt, e, &row, &col);
-      s[nt][e] = p_in[row * 128 + col];
-      o[nt][e] = 0.0f;
-    }
+  float s[16][4], o[16][4] = {};
+  load_acc(s, p_in);
   uint32_t pf[8][4];
   pack_a_fragments<16>(s, pf);
   wgmma_hold(o);
@@ -122,12 +134,7 @@ __global__ void wgmma_rs_kernel(const __grid_constant__ CUtensorMap ma, int a1, 
   wgmma_wait<0>();
   wgmma_hold(o);
   wgmma_hold_a(pf);
-  for (int nt = 0; nt < 16; nt++)
-    for (int e = 0; e < 4; e++) {
-      int row, col;
-      acc_position(nt, e, &row, &col);
-      o_out[row * 128 + col] = o[nt][e];
-    }
+  store_acc(o, o_out);
 }
 
 /* 4: three 128 x 128 e4m3 tiles by TMA (A, B and V transposed), then S = A B^T and, with P
@@ -142,11 +149,7 @@ __global__ void wgmma_e4m3_kernel(const __grid_constant__ CUtensorMap ma, const 
                                   float *o_out) {
   extern __shared__ __align__(1024) unsigned char raw[];
   Fp8Smem &sm = *reinterpret_cast<Fp8Smem *>(align_1024(raw));
-  if (threadIdx.x == 0) {
-    mbarrier_init(&sm.full, 1);
-    fence_mbarrier_init();
-  }
-  __syncthreads();
+  init_barrier(&sm.full);
   if (threadIdx.x == 0) {
     mbarrier_arrive_expect_tx(&sm.full, 3 * kHalfBytes);
     tma_load_2d(sm.a, &ma, 0, 0, &sm.full);
@@ -155,21 +158,15 @@ __global__ void wgmma_e4m3_kernel(const __grid_constant__ CUtensorMap ma, const 
   }
   mbarrier_wait(&sm.full, 0);
   const int wg = threadIdx.x / 128;
-  float acc[16][4], o[16][4], pv[16][4];
+  float acc[16][4], o[16][4] = {}, pv[16][4];
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; kk++) wgmma_m64n128k32_e4m3_ss(acc, desc_kmajor(sm.a, wg * 64, kk), desc_kmajor(sm.b, 0, kk), kk > 0);
   wgmma_commit();
   wgmma_wait<0>();
   wgmma_hold(acc);
-  for (int nt = 0; nt < 16; nt++)
-    for (int e = 0; e < 4; e++) {
-      int row, col;
-      acc_position(nt, e, &row, &col);
-      s_out[row * 128 + col] = acc[nt][e];
-      pv[nt][e] = p_in[row * 128 + col];
-      o[nt][e] = 0.0f;
-    }
+  store_acc(acc, s_out);
+  load_acc(pv, p_in);
   uint32_t pf[4][4];
   pack_a_fragments_e4m3<16>(pv, pf);
   wgmma_hold(o);
@@ -180,12 +177,7 @@ __global__ void wgmma_e4m3_kernel(const __grid_constant__ CUtensorMap ma, const 
   wgmma_wait<0>();
   wgmma_hold(o);
   wgmma_hold_a(pf);
-  for (int nt = 0; nt < 16; nt++)
-    for (int e = 0; e < 4; e++) {
-      int row, col;
-      acc_position(nt, e, &row, &col);
-      o_out[row * 128 + col] = o[nt][e];
-    }
+  store_acc(o, o_out);
 }
 
 /* ---- host ---- */
