@@ -3,22 +3,22 @@
    holds the Q fragments of rows 32w .. 32w + 31 in registers. The pooled keys stream through
    a two-stage cp.async pipeline in chunks of 64, one barrier per chunk. A warp scores
    S^T = K̄ Q^T (keys as the MMA's M, rows as its N), so that a key's sum over the warp's rows
-   stays inside a thread and its lane quad; per 32 keys it takes its own maximum and writes
-   its partial energies, sums of exp2(s - m_warp), with that maximum to shared memory. After
-   the next chunk's barrier, threads 0-63 rescale the four warps' partials to their largest
-   maximum and store the block energies as float bits in the segment's scratch index, the
-   maximum in shared memory: no CTA-wide reduction inside the loop. Then energies are
-   rescaled to the tile's maximum, thresholded at alpha * max, joined with the sink / window
-   / tail blocks, and compacted in place (the write position never passes the read
-   position). No per-row score matrix exists. A CUB scan and a gather turn the per-segment
-   lists into the CSR.
+   stays inside a thread and its lane quad; per 32 keys each quad takes the maximum of its
+   4 keys x 32 rows and writes its partial energies, sums of exp2(s - m_quad), with that
+   maximum to shared memory. After the next chunk's barrier, threads 0-63 rescale the four
+   warps' partials to their largest maximum and store the block energies as float bits in
+   the segment's scratch index, the maximum in shared memory: no CTA-wide reduction inside
+   the loop. Then energies are rescaled to the tile's maximum, thresholded at alpha * max,
+   joined with the sink / window / tail blocks, and compacted in place (the write position
+   never passes the read position). No per-row score matrix exists. A CUB scan and a gather
+   turn the per-segment lists into the CSR. Tiles run heaviest (last) first.
    FP8 operands are staged as e4m3 bytes by cp.async (half the shared-memory traffic of
    bf16) and become f16 when a fragment is loaded: exact, as e4m3 is a subset of f16, so the
    f16 MMA's products are exact as the bf16 ones are.
    v1 (8 warps of 16 rows, so twice the K̄ reads from shared memory per score; one chunk in
    flight; a CTA-wide maximum and a shared-memory column sum per chunk, four barriers;
    exp2f; FP8 converted element by element while staging) took 4.62 ms at 128K in BF16 on
-   the H200, FP8 slower still. */
+   the H200 and 5.26 ms in FP8; this version's first form 2.51 and 2.36 ms (NOTES.md). */
 #include <cub/device/device_scan.cuh>
 #include <cuda_fp16.h>
 
@@ -31,8 +31,12 @@ namespace {
 constexpr int kSelWarps = 4; /* 32 query rows each: 4 MMA n-tiles of 8 */
 constexpr int kSelThreads = kSelWarps * 32;
 constexpr int kChunk = 64; /* pooled keys per pipeline stage */
-constexpr int kPart = 32;  /* keys per MMA pass (2 m-tiles of 16), each with its warp maximum */
+constexpr int kPart = 32;  /* keys per MMA pass: 2 m-tiles of 16 */
 constexpr int kParts = kChunk / kPart;
+constexpr int kGroups = kChunk / 4; /* a lane quad's 4 keys of a part share their maximum */
+
+/* The key group of key t of a chunk: quad t % 8 of part t / 32 (its keys: t % 8 + 8i). */
+__device__ __forceinline__ int group_of(int t) { return t / kPart * 8 + t % 8; }
 
 struct SelectArgs {
   fp2_params p;
@@ -61,15 +65,20 @@ __device__ __forceinline__ uint32_t swz_chunk(int r, int c) {
   return r * kRowBytes + ((c ^ (n >= 8 ? r & 7 : (r >> 1) & (n - 1))) << 4);
 }
 
-/* cp.async of `rows` rows into a swizzled tile; row_ptr(r) gives the global row or nullptr
-   for zeros. `base`: any valid global address (zero fills name one but read nothing). */
-template <int kRowBytes, typename RowPtr>
-__device__ __forceinline__ void stage_bytes(unsigned char *tile, int rows, RowPtr row_ptr, const void *base) {
-  constexpr int n = kRowBytes / 16;
-  for (int i = threadIdx.x; i < rows * n; i += kSelThreads) {
-    const int r = i / n, c = i % n;
-    const char *src = static_cast<const char *>(row_ptr(r));
-    cp_async_16(tile + swz_chunk<kRowBytes>(r, c), src ? src + c * 16 : base, src ? 16 : 0);
+/* cp.async of `rows` rows into a swizzled tile from row_ptr(r) (global); rows r >= valid
+   (valid >= 1) are zero-filled: they name row valid - 1 but read nothing. Each thread copies
+   one chunk column of every (threads / chunks)-th row, a multiple of 8 rows, so its swizzle
+   is the same in every row it copies. */
+template <int kRowBytes, int kRows, typename RowPtr>
+__device__ __forceinline__ void stage_bytes(unsigned char *tile, int valid, RowPtr row_ptr) {
+  constexpr int n = kRowBytes / 16, kRowStep = kSelThreads / n;
+  static_assert(kRowStep % 8 == 0 && kRows % kRowStep == 0, "rows of one thread share their swizzle");
+  const int c = threadIdx.x % n, r0 = threadIdx.x / n;
+  unsigned char *dst = tile + swz_chunk<kRowBytes>(r0, c);
+  for (int i = 0; i < kRows / kRowStep; i++) {
+    const int r = r0 + i * kRowStep;
+    cp_async_16(dst + i * kRowStep * kRowBytes, static_cast<const char *>(row_ptr(min(r, valid - 1))) + c * 16,
+                r < valid ? 16 : 0);
   }
 }
 
@@ -117,12 +126,19 @@ __device__ __forceinline__ void load_q_fragments(const unsigned char *q_tile, ui
     }
 }
 
-/* s[m][nt] (C layout: 16 keys x 8 rows) = K̄ Q^T for keys 32 part + 16 m .. + 15 of a stage. */
+/* s[m][nt] (C layout: 16 keys x 8 rows) = K̄ Q^T for keys 32 part + 16 m .. + 15 of a stage.
+   a_row: this lane's ldmatrix row (16 m + 32 part added here) as a byte offset; a_xor: its
+   chunk swizzle and matrix column, (lane / 16 ^ row swizzle) * 16, the same in every row.
+   Load L of a row starts at byte 32 L ^ a_xor = (32 (L % 4) ^ a_xor) + 128 (L / 4), as
+   a_xor < 128: four offsets in registers, the rest immediates. */
 template <int D, bool kFp8>
-__device__ __forceinline__ void score_part(const uint32_t (&qf)[D / 16][4][2], const unsigned char *keys, int part,
-                                           float (&s)[2][4][4]) {
+__device__ __forceinline__ void score_part(const uint32_t (&qf)[D / 16][4][2], const unsigned char *keys,
+                                           uint32_t a_row, uint32_t a_xor, int part, float (&s)[2][4][4]) {
   using Op = Operand<D, kFp8>;
-  const int lane = threadIdx.x % 32;
+  const unsigned char *row = keys + a_row + part * kPart * Op::kRowBytes;
+  uint32_t off[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) off[i] = (32 * i) ^ a_xor;
 #pragma unroll
   for (int m = 0; m < 2; m++)
 #pragma unroll
@@ -132,9 +148,9 @@ __device__ __forceinline__ void score_part(const uint32_t (&qf)[D / 16][4][2], c
 #pragma unroll
     for (int m = 0; m < 2; m++) {
       /* matrices: (keys 0-7, first chunk), (keys 8-15, first), (0-7, second), (8-15, second) */
-      const int key = part * kPart + m * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
       uint32_t r[4];
-      ldmatrix_x4(r, keys + swz_chunk<Op::kRowBytes>(key, Op::chunk(kk) + (lane >> 4)));
+      const int load = kk / Op::kSteps; /* 16 chunk(kk) = 32 load */
+      ldmatrix_x4(r, row + m * 16 * Op::kRowBytes + off[load % 4] + 128 * (load / 4));
       if constexpr (kFp8) {
 #pragma unroll
         for (int i = 0; i < 2; i++) { /* k step kk + i */
@@ -168,9 +184,9 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   unsigned char *stages = smem_raw;                       /* [2][kChunk] K̄ rows */
   unsigned char *q_tile = smem_raw + Op::kStageBytes;     /* [kTileRows] Q rows, over stage 1: read before it is */
   float *part_sum = reinterpret_cast<float *>(smem_raw + 3 * Op::kStageBytes); /* [2][kSelWarps][kChunk] */
-  float *part_max = part_sum + 2 * kSelWarps * kChunk;    /* [2][kSelWarps][kParts], log2 units */
-  int *row_last = reinterpret_cast<int *>(part_max + 2 * kSelWarps * kParts); /* [kTileRows] */
-  float *chunk_max = reinterpret_cast<float *>(row_last + kTileRows);         /* [chunks][kParts] */
+  float *part_max = part_sum + 2 * kSelWarps * kChunk;    /* [2][kSelWarps][kGroups], log2 units */
+  int *row_last = reinterpret_cast<int *>(part_max + 2 * kSelWarps * kGroups); /* [kTileRows] */
+  float *chunk_max = reinterpret_cast<float *>(row_last + kTileRows);          /* [chunks][kGroups] */
   __shared__ float red[kSelWarps];
   __shared__ int warp_count[kSelWarps];
   static_assert(kTileRows * Op::kRowBytes == 2 * Op::kStageBytes, "the Q tile is two stages long");
@@ -188,18 +204,15 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char *qb = static_cast<const char *>(a.q);
   const char *kb = static_cast<const char *>(a.kbar) + ((size_t)h * a.total_blocks + a.cu_blocks[s]) * p.dim * elem;
-  auto key_row = [&](int j0) {
-    return [=](int r) -> const void * { return j0 + r < tl.nscored ? kb + (size_t)(j0 + r) * p.dim * elem : nullptr; };
+  auto stage_keys = [&](unsigned char *stage, int j0) { /* pooled keys j0 .. j0 + 63 */
+    const char *first = kb + (size_t)j0 * Op::kRowBytes;
+    stage_bytes<Op::kRowBytes, kChunk>(stage, tl.nscored - j0, [=](int r) { return first + r * Op::kRowBytes; });
   };
 
-  stage_bytes<Op::kRowBytes>(
-      q_tile, kTileRows,
-      [&](int r) -> const void * {
-        const int row = tl.row_begin + r;
-        return row < tl.row_end ? qb + packed_row_offset(p, a.cu_q[s], h, row) * elem : nullptr;
-      },
-      a.q);
-  if (nchunks > 0) stage_bytes<Op::kRowBytes>(stages, kChunk, key_row(0), a.kbar);
+  stage_bytes<Op::kRowBytes, kTileRows>(q_tile, nrows, [&](int r) {
+    return qb + packed_row_offset(p, a.cu_q[s], h, tl.row_begin + r) * elem;
+  });
+  if (nchunks > 0) stage_keys(stages, 0);
   cp_async_commit();
   /* The last block each row counts (blocks J < nscored with J * B <= its position); -1: no row. */
   for (int r = threadIdx.x; r < kTileRows; r += kSelThreads)
@@ -214,24 +227,28 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   /* Chunks below full_end are counted for every row: no mask. */
   const int full_end = nrows == kTileRows ? min(tl.nscored, tl.first_k + 1) : 0;
   float m_run = -INFINITY; /* combining threads: the largest maximum so far (log2 units) */
+  /* This lane's ldmatrix row in a stage's 16-key m-tiles, and the swizzle of its chunks (the
+     row's swizzle depends on lane % 8 alone; 16-byte chunks XOR without carries). */
+  const int a_lrow = (lane & 7) + ((lane >> 3) & 1) * 8;
+  const uint32_t a_row = a_lrow * Op::kRowBytes;
+  const uint32_t a_xor = swz_chunk<Op::kRowBytes>(a_lrow, lane >> 4) - a_row;
 
   /* Pass 1: iteration c scores chunk c and combines chunk c - 1's partials. */
   for (int c = 0; c <= nchunks; c++) {
     cp_async_wait<0>();
     __syncthreads(); /* chunk c has landed; chunk c - 1's stage is read and its partials written */
-    if (c + 1 < nchunks)
-      stage_bytes<Op::kRowBytes>(stages + ((c + 1) & 1) * Op::kStageBytes, kChunk, key_row((c + 1) * kChunk), a.kbar);
+    if (c + 1 < nchunks) stage_keys(stages + ((c + 1) & 1) * Op::kStageBytes, (c + 1) * kChunk);
     cp_async_commit();
     if (c > 0 && threadIdx.x < kChunk) {
-      const int b = (c - 1) & 1, part = threadIdx.x / kPart, j = (c - 1) * kChunk + threadIdx.x;
-      const float *pm = part_max + b * kSelWarps * kParts + part;
+      const int b = (c - 1) & 1, grp = group_of(threadIdx.x), j = (c - 1) * kChunk + threadIdx.x;
+      const float *pm = part_max + b * kSelWarps * kGroups + grp;
       float mc = -INFINITY, e = 0.0f;
-      for (int w = 0; w < kSelWarps; w++) mc = fmaxf(mc, pm[w * kParts]);
+      for (int w = 0; w < kSelWarps; w++) mc = fmaxf(mc, pm[w * kGroups]);
       for (int w = 0; w < kSelWarps; w++)
-        if (pm[w * kParts] != -INFINITY)
-          e += part_sum[(b * kSelWarps + w) * kChunk + threadIdx.x] * ex2_approx(pm[w * kParts] - mc);
+        if (pm[w * kGroups] != -INFINITY)
+          e += part_sum[(b * kSelWarps + w) * kChunk + threadIdx.x] * ex2_approx(pm[w * kGroups] - mc);
       if (j < tl.nscored) slot[j] = __float_as_int(e);
-      if (threadIdx.x % kPart == 0) chunk_max[(c - 1) * kParts + part] = mc;
+      if (threadIdx.x % kPart < 8) chunk_max[(c - 1) * kGroups + grp] = mc;
       m_run = fmaxf(m_run, mc);
     }
     if (c == nchunks) break;
@@ -239,10 +256,11 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
     const unsigned char *keys = stages + (c & 1) * Op::kStageBytes;
     const int j0 = c * kChunk;
     float *ps = part_sum + ((c & 1) * kSelWarps + warp) * kChunk;
-    float *pm = part_max + ((c & 1) * kSelWarps + warp) * kParts;
+    float *pm = part_max + ((c & 1) * kSelWarps + warp) * kGroups;
+#pragma unroll 1
     for (int part = 0; part < kParts; part++) {
       float sc[2][4][4];
-      score_part<D, kFp8>(qf, keys, part, sc);
+      score_part<D, kFp8>(qf, keys, a_row, a_xor, part, sc);
       /* C layout: key 16 m + lane / 4 + 8 (e / 2), row 8 nt + 2 (lane % 4) + e % 2. */
       if (j0 + kChunk > full_end)
 #pragma unroll
@@ -254,14 +272,17 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
             for (int m = 0; m < 2; m++)
               if (j0 + part * kPart + m * 16 + lane / 4 + (e / 2) * 8 > last) sc[m][nt][e] = -INFINITY;
           }
-      float mx = -INFINITY;
+      /* The quad's maximum (its keys' sums stay in the quad): two chains of 16, not one of 32. */
+      float mq[2];
 #pragma unroll
-      for (int m = 0; m < 2; m++)
+      for (int m = 0; m < 2; m++) {
+        mq[m] = sc[m][0][0];
 #pragma unroll
-        for (int nt = 0; nt < 4; nt++)
-#pragma unroll
-          for (int e = 0; e < 4; e++) mx = fmaxf(mx, sc[m][nt][e]);
-      for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        for (int i = 1; i < 16; i++) mq[m] = fmaxf(mq[m], sc[m][i / 4][i % 4]);
+      }
+      float mx = fmaxf(mq[0], mq[1]);
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       /* exp2(s * scale - max) in one FFMA and one MUFU op; masked scores give exp2(-inf) = 0. */
       const float ref = mx == -INFINITY ? 0.0f : mx * scale_log2;
       float sum[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
@@ -280,7 +301,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
           v += __shfl_xor_sync(0xffffffffu, v, 2);
           if (lane % 4 == 0) ps[part * kPart + m * 16 + hf * 8 + lane / 4] = v;
         }
-      if (lane == 0) pm[part] = mx == -INFINITY ? -INFINITY : ref;
+      if (lane % 4 == 0) pm[part * 8 + lane / 4] = mx == -INFINITY ? -INFINITY : ref;
     }
   }
 
@@ -288,7 +309,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   const float m_tile = cta_max(m_run, red);
   float e_max = 0.0f;
   for (int j = threadIdx.x; j < tl.nscored; j += kSelThreads) {
-    const float e = __int_as_float(slot[j]) * ex2_approx(chunk_max[j / kPart] - m_tile);
+    const float e = __int_as_float(slot[j]) * ex2_approx(chunk_max[j / kChunk * kGroups + group_of(j % kChunk)] - m_tile);
     slot[j] = __float_as_int(e);
     e_max = fmaxf(e_max, e);
   }
@@ -326,8 +347,8 @@ __global__ void gather_kernel(int nseg, const int *seg_cap, const int *scratch, 
 template <int D, bool kFp8>
 fp2_status launch(const SelectArgs &a, int total_tiles, int max_blocks, cudaStream_t stream) {
   const int nchunks = fp2_cdiv(max_blocks, kChunk);
-  const size_t smem = 3 * Operand<D, kFp8>::kStageBytes + sizeof(float) * 2 * kSelWarps * (kChunk + kParts) +
-                      sizeof(int) * kTileRows + sizeof(float) * nchunks * kParts;
+  const size_t smem = 3 * Operand<D, kFp8>::kStageBytes + sizeof(float) * 2 * kSelWarps * (kChunk + kGroups) +
+                      sizeof(int) * kTileRows + sizeof(float) * nchunks * kGroups;
   FP2_CUDA("fp2_select", cudaFuncSetAttribute(select_kernel<D, kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)smem));
   /* Four CTAs of 51 KB (bf16, d = 128) share an SM only with the shared-memory carve-out at its most. */
