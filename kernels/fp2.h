@@ -148,7 +148,12 @@ typedef struct fp2_index {
 size_t fp2_select_workspace_bytes(const fp2_plan *plan);
 
 /* Fused scoring (one pass over the pooled keys, running tile maximum, per-chunk maxima),
-   max-based threshold, always-kept blocks, in-place compaction, then the CSR. */
+   max-based threshold, always-kept blocks, in-place compaction, then the CSR.
+   Precision: scores from the operands as given (bf16 Q and K̄, or e4m3 codes, exact in
+   f16), products exact and summed in f32 on tensor cores; energies are sums in f32 of
+   ex2.approx (relative error near 2^-22) against per-group maxima, rescaled to the tile's
+   maximum. check --backend gpu holds the index to the oracle on the same rounded K̄ with
+   flips allowed within 1e-4 of the threshold. */
 fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
                       const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);

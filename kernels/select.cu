@@ -1,18 +1,42 @@
-/* Fused block selection (paper sections 3.1 and 3.3), portable path: one CTA per segment
-   (sequence, KV head, query tile of 128 packed rows). One pass over the pooled keys in chunks
-   of 64 on tensor cores keeps the running tile maximum; each chunk's block energies (sums of
-   exp(s - M_chunk) over the rows that reach the block) go into the segment's scratch index as
-   float bits, the chunk maximum into shared memory. Then energies are rescaled to the final
-   maximum, thresholded at alpha * max, joined with the sink / window / tail blocks, and
-   compacted in place (the write position never passes the read position). No per-row score
-   matrix exists. A CUB scan and a gather turn the per-segment lists into the CSR. */
+/* Fused block selection (paper sections 3.1 and 3.3), portable path (mma.sync, sm_80+), v2.
+   One CTA of 4 warps per segment (sequence, KV head, query tile of 128 packed rows); warp w
+   holds the Q fragments of rows 32w .. 32w + 31 in registers. The pooled keys stream through
+   a two-stage cp.async pipeline in chunks of 64, one barrier per chunk. A warp scores
+   S^T = K̄ Q^T (keys as the MMA's M, rows as its N), so that a key's sum over the warp's rows
+   stays inside a thread and its lane quad; per 32 keys each quad takes the maximum of its
+   4 keys x 32 rows and writes its partial energies, sums of exp2(s - m_quad), with that
+   maximum to shared memory. After the next chunk's barrier, threads 0-63 rescale the four
+   warps' partials to their largest maximum and store the block energies as float bits in
+   the segment's scratch index, the maximum in shared memory: no CTA-wide reduction inside
+   the loop. Then energies are rescaled to the tile's maximum, thresholded at alpha * max,
+   joined with the sink / window / tail blocks, and compacted in place (the write position
+   never passes the read position). No per-row score matrix exists. A CUB scan and a gather
+   turn the per-segment lists into the CSR. Tiles run heaviest (last) first.
+   FP8 operands are staged as e4m3 bytes by cp.async (half the shared-memory traffic of
+   bf16) and become f16 when a fragment is loaded: exact, as e4m3 is a subset of f16, so the
+   f16 MMA's products are exact as the bf16 ones are.
+   v1 (8 warps of 16 rows, so twice the K̄ reads from shared memory per score; one chunk in
+   flight; a CTA-wide maximum and a shared-memory column sum per chunk, four barriers;
+   exp2f; FP8 converted element by element while staging) took 4.62 ms at 128K in BF16 on
+   the H200 and 5.26 ms in FP8; this version's first form 2.51 and 2.36 ms (NOTES.md). */
 #include <cub/device/device_scan.cuh>
+#include <cuda_fp16.h>
 
 #include "cuda_check.h"
 #include "tile_mma.cuh"
 
 namespace fp2 {
 namespace {
+
+constexpr int kSelWarps = 4; /* 32 query rows each: 4 MMA n-tiles of 8 */
+constexpr int kSelThreads = kSelWarps * 32;
+constexpr int kChunk = 64; /* pooled keys per pipeline stage */
+constexpr int kPart = 32;  /* keys per MMA pass: 2 m-tiles of 16 */
+constexpr int kParts = kChunk / kPart;
+constexpr int kGroups = kChunk / 4; /* a lane quad's 4 keys of a part share their maximum */
+
+/* The key group of key t of a chunk: quad t % 8 of part t / 32 (its keys: t % 8 + 8i). */
+__device__ __forceinline__ int group_of(int t) { return t / kPart * 8 + t % 8; }
 
 struct SelectArgs {
   fp2_params p;
@@ -23,6 +47,125 @@ struct SelectArgs {
   int *scratch, *counts;
 };
 
+/* Rows of D operands (bf16, or e4m3 codes) in shared memory, in 16-byte chunks. An
+   ldmatrix covers one 16-wide k step of bf16 (two chunks) or two k steps of e4m3. */
+template <int D, bool kFp8>
+struct Operand {
+  static constexpr int kRowBytes = D * (kFp8 ? 1 : 2);
+  static constexpr int kStageBytes = kChunk * kRowBytes;
+  static constexpr int kSteps = kFp8 ? 2 : 1; /* k steps per ldmatrix */
+  static constexpr __device__ int chunk(int kk) { return kFp8 ? kk : 2 * kk; } /* first chunk of step kk */
+};
+
+/* Byte offset of chunk c of row r: chunks XOR-ed with the row so that the eight rows of an
+   ldmatrix matrix hit eight bank groups (rows of 64 bytes share a group in pairs). */
+template <int kRowBytes>
+__device__ __forceinline__ uint32_t swz_chunk(int r, int c) {
+  constexpr int n = kRowBytes / 16;
+  return r * kRowBytes + ((c ^ (n >= 8 ? r & 7 : (r >> 1) & (n - 1))) << 4);
+}
+
+/* cp.async of `rows` rows into a swizzled tile from row_ptr(r) (global); rows r >= valid
+   (valid >= 1) are zero-filled: they name row valid - 1 but read nothing. Each thread copies
+   one chunk column of every (threads / chunks)-th row, a multiple of 8 rows, so its swizzle
+   is the same in every row it copies. */
+template <int kRowBytes, int kRows, typename RowPtr>
+__device__ __forceinline__ void stage_bytes(unsigned char *tile, int valid, RowPtr row_ptr) {
+  constexpr int n = kRowBytes / 16, kRowStep = kSelThreads / n;
+  static_assert(kRowStep % 8 == 0 && kRows % kRowStep == 0, "rows of one thread share their swizzle");
+  const int c = threadIdx.x % n, r0 = threadIdx.x / n;
+  unsigned char *dst = tile + swz_chunk<kRowBytes>(r0, c);
+  for (int i = 0; i < kRows / kRowStep; i++) {
+    const int r = r0 + i * kRowStep;
+    cp_async_16(dst + i * kRowStep * kRowBytes, static_cast<const char *>(row_ptr(min(r, valid - 1))) + c * 16,
+                r < valid ? 16 : 0);
+  }
+}
+
+/* D = A * B + D, m16n8k16, f16 inputs, f32 accumulators. */
+__device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* An ldmatrix register of e4m3 codes holds k = 4c .. 4c + 3 of one row (c = lane % 4); they
+   become the f16 pairs (2c, 2c + 1) (.x) and (2c + 8, 2c + 9) (.y) of the MMA's k step.
+   Q and K̄ go through the same permutation of k, so their products are unchanged. */
+__device__ __forceinline__ uint2 e4m3x4_to_f16(uint32_t v) {
+  const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(v & 0xffffu), __NV_E4M3);
+  const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(v >> 16), __NV_E4M3);
+  return make_uint2(lo.x | (uint32_t)lo.y << 16, hi.x | (uint32_t)hi.y << 16);
+}
+
+/* B fragments (Q^T) of this warp's 32 rows: qf[kk][nt] for k step kk, n-tile nt of 8 rows. */
+template <int D, bool kFp8>
+__device__ __forceinline__ void load_q_fragments(const unsigned char *q_tile, uint32_t (&qf)[D / 16][4][2]) {
+  using Op = Operand<D, kFp8>;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; kk += Op::kSteps)
+#pragma unroll
+    for (int nt = 0; nt < 4; nt += 2) {
+      /* matrices: (n-tile nt, first chunk), (nt, second), (nt + 1, first), (nt + 1, second) */
+      const int row = warp * 32 + nt * 8 + (lane & 7) + (lane >> 4) * 8;
+      uint32_t r[4];
+      ldmatrix_x4(r, q_tile + swz_chunk<Op::kRowBytes>(row, Op::chunk(kk) + ((lane >> 3) & 1)));
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        if constexpr (kFp8) {
+          const uint2 f = e4m3x4_to_f16(r[i]); /* n-tile nt + i / 2, k step kk + i % 2 */
+          qf[kk + i % 2][nt + i / 2][0] = f.x;
+          qf[kk + i % 2][nt + i / 2][1] = f.y;
+        } else {
+          qf[kk][nt + i / 2][i % 2] = r[i];
+        }
+      }
+    }
+}
+
+/* s[m][nt] (C layout: 16 keys x 8 rows) = K̄ Q^T for keys 32 part + 16 m .. + 15 of a stage.
+   a_row: this lane's ldmatrix row (16 m + 32 part added here) as a byte offset; a_xor: its
+   chunk swizzle and matrix column, (lane / 16 ^ row swizzle) * 16, the same in every row.
+   Load L of a row starts at byte 32 L ^ a_xor = (32 (L % 4) ^ a_xor) + 128 (L / 4), as
+   a_xor < 128: four offsets in registers, the rest immediates. */
+template <int D, bool kFp8>
+__device__ __forceinline__ void score_part(const uint32_t (&qf)[D / 16][4][2], const unsigned char *keys,
+                                           uint32_t a_row, uint32_t a_xor, int part, float (&s)[2][4][4]) {
+  using Op = Operand<D, kFp8>;
+  const unsigned char *row = keys + a_row + part * kPart * Op::kRowBytes;
+  uint32_t off[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) off[i] = (32 * i) ^ a_xor;
+#pragma unroll
+  for (int m = 0; m < 2; m++)
+#pragma unroll
+    for (int nt = 0; nt < 4; nt++) s[m][nt][0] = s[m][nt][1] = s[m][nt][2] = s[m][nt][3] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; kk += Op::kSteps)
+#pragma unroll
+    for (int m = 0; m < 2; m++) {
+      /* matrices: (keys 0-7, first chunk), (keys 8-15, first), (0-7, second), (8-15, second) */
+      uint32_t r[4];
+      const int load = kk / Op::kSteps; /* 16 chunk(kk) = 32 load */
+      ldmatrix_x4(r, row + m * 16 * Op::kRowBytes + off[load % 4] + 128 * (load / 4));
+      if constexpr (kFp8) {
+#pragma unroll
+        for (int i = 0; i < 2; i++) { /* k step kk + i */
+          const uint2 top = e4m3x4_to_f16(r[2 * i]), bottom = e4m3x4_to_f16(r[2 * i + 1]);
+          const uint32_t a[4] = {top.x, bottom.x, top.y, bottom.y};
+#pragma unroll
+          for (int nt = 0; nt < 4; nt++) mma_m16n8k16_f16(s[m][nt], a, qf[kk + i][nt][0], qf[kk + i][nt][1]);
+        }
+      } else {
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++) mma_m16n8k16_bf16(s[m][nt], r, qf[kk][nt][0], qf[kk][nt][1]);
+      }
+    }
+}
+
 /* Maximum of v over the CTA; every thread gets it. */
 __device__ float cta_max(float v, float *red) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -30,115 +173,152 @@ __device__ float cta_max(float v, float *red) {
   if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
   __syncthreads();
   v = red[0];
-  for (int w = 1; w < kWarps; w++) v = fmaxf(v, red[w]);
+  for (int w = 1; w < kSelWarps; w++) v = fmaxf(v, red[w]);
   return v;
 }
 
 template <int D, bool kFp8>
-__global__ void __launch_bounds__(kThreads, 1) select_kernel(SelectArgs a) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  __nv_bfloat16 *q_tile = reinterpret_cast<__nv_bfloat16 *>(smem_raw);
-  __nv_bfloat16 *k_tile = q_tile + kTileRows * D;
-  float *col_sum = reinterpret_cast<float *>(k_tile + kKeyRows * D); /* [kWarps][64] */
-  float *red = col_sum + kWarps * kKeyRows;                           /* [kWarps] */
-  float *chunk_max = red + kWarps;                                    /* [chunks] */
-  __shared__ int warp_count[kWarps];
+__global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
+  using Op = Operand<D, kFp8>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  unsigned char *stages = smem_raw;                       /* [2][kChunk] K̄ rows */
+  unsigned char *q_tile = smem_raw + Op::kStageBytes;     /* [kTileRows] Q rows, over stage 1: read before it is */
+  float *part_sum = reinterpret_cast<float *>(smem_raw + 3 * Op::kStageBytes); /* [2][kSelWarps][kChunk] */
+  float *part_max = part_sum + 2 * kSelWarps * kChunk;    /* [2][kSelWarps][kGroups], log2 units */
+  int *row_last = reinterpret_cast<int *>(part_max + 2 * kSelWarps * kGroups); /* [kTileRows] */
+  float *chunk_max = reinterpret_cast<float *>(row_last + kTileRows);          /* [chunks][kGroups] */
+  __shared__ float red[kSelWarps];
+  __shared__ int warp_count[kSelWarps];
+  static_assert(kTileRows * Op::kRowBytes == 2 * Op::kStageBytes, "the Q tile is two stages long");
 
   const fp2_params &p = a.p;
-  const int gt = blockIdx.x, h = blockIdx.y, s = a.tile_seq[gt];
+  const int gt = gridDim.x - 1 - blockIdx.x; /* the last tiles score the most blocks: first */
+  const int h = blockIdx.y, s = a.tile_seq[gt];
   const int t = gt - a.cu_tiles[s], ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
   const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s], offset = lk - lq;
   const int g = p.hq / p.hkv, elem = kFp8 ? 1 : 2;
   const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
+  const int nrows = tl.row_end - tl.row_begin, nchunks = fp2_cdiv(tl.nscored, kChunk);
   const int seg = fp2_segment(&p, a.cu_tiles[s], ntiles, h, t);
   int *slot = a.scratch + a.seg_cap[seg];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char *qb = static_cast<const char *>(a.q);
   const char *kb = static_cast<const char *>(a.kbar) + ((size_t)h * a.total_blocks + a.cu_blocks[s]) * p.dim * elem;
+  auto stage_keys = [&](unsigned char *stage, int j0) { /* pooled keys j0 .. j0 + 63 */
+    const char *first = kb + (size_t)j0 * Op::kRowBytes;
+    stage_bytes<Op::kRowBytes, kChunk>(stage, tl.nscored - j0, [=](int r) { return first + r * Op::kRowBytes; });
+  };
 
-  stage_rows<D, kFp8>(
-      q_tile, kTileRows,
-      [&](int r) -> const void * {
-        int row = tl.row_begin + r;
-        return row < tl.row_end ? qb + packed_row_offset(p, a.cu_q[s], h, row) * elem : nullptr;
-      },
-      a.q);
+  stage_bytes<Op::kRowBytes, kTileRows>(q_tile, nrows, [&](int r) {
+    return qb + packed_row_offset(p, a.cu_q[s], h, tl.row_begin + r) * elem;
+  });
+  if (nchunks > 0) stage_keys(stages, 0);
   cp_async_commit();
+  /* The last block each row counts (blocks J < nscored with J * B <= its position); -1: no row. */
+  for (int r = threadIdx.x; r < kTileRows; r += kSelThreads)
+    row_last[r] = r < nrows ? min(tl.nscored - 1, (offset + (tl.row_begin + r) / g) / p.block) : -1;
   cp_async_wait<0>();
   __syncthreads();
-  uint32_t qf[D / 16][4];
-  load_q_fragments<D>(q_tile, qf);
+  uint32_t qf[D / 16][4][2];
+  load_q_fragments<D, kFp8>(q_tile, qf);
 
-  /* Positions of this thread's two rows (C layout rows lane/4 and lane/4 + 8); -1: no row. */
-  int pos[2];
-  for (int i = 0; i < 2; i++) {
-    int row = tl.row_begin + warp * 16 + lane / 4 + i * 8;
-    pos[i] = row < tl.row_end ? offset + row / g : -1;
-  }
   const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
   const float scale_log2 = sq * sk * rsqrtf((float)p.dim) * kLog2e;
+  /* Chunks below full_end are counted for every row: no mask. */
+  const int full_end = nrows == kTileRows ? min(tl.nscored, tl.first_k + 1) : 0;
+  float m_run = -INFINITY; /* combining threads: the largest maximum so far (log2 units) */
+  /* This lane's ldmatrix row in a stage's 16-key m-tiles, and the swizzle of its chunks (the
+     row's swizzle depends on lane % 8 alone; 16-byte chunks XOR without carries). */
+  const int a_lrow = (lane & 7) + ((lane >> 3) & 1) * 8;
+  const uint32_t a_row = a_lrow * Op::kRowBytes;
+  const uint32_t a_xor = swz_chunk<Op::kRowBytes>(a_lrow, lane >> 4) - a_row;
 
-  /* Pass 1: energies per chunk against the running maximum (log2 units). */
-  float m_run = -INFINITY;
-  const int nchunks = (tl.nscored + kKeyRows - 1) / kKeyRows;
-  for (int c = 0; c < nchunks; c++) {
-    const int j0 = c * kKeyRows;
-    __syncthreads(); /* the previous chunk's tile and sums are consumed */
-    stage_rows<D, kFp8>(
-        k_tile, kKeyRows,
-        [&](int r) -> const void * { return j0 + r < tl.nscored ? kb + (size_t)(j0 + r) * p.dim * elem : nullptr; },
-        a.kbar);
-    cp_async_commit();
+  /* Pass 1: iteration c scores chunk c and combines chunk c - 1's partials. */
+  for (int c = 0; c <= nchunks; c++) {
     cp_async_wait<0>();
-    __syncthreads();
-    float sc[kKeyRows / 8][4];
-    qk_tile<D>(qf, k_tile, sc);
-    float mx = -INFINITY;
-#pragma unroll
-    for (int nt = 0; nt < kKeyRows / 8; nt++)
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        int j = j0 + nt * 8 + (lane % 4) * 2 + (e & 1), row_pos = pos[e >> 1];
-        bool counted = j < tl.nscored && row_pos >= j * p.block;
-        sc[nt][e] = counted ? sc[nt][e] * scale_log2 : -INFINITY;
-        mx = fmaxf(mx, sc[nt][e]);
-      }
-    const float m_chunk = fmaxf(m_run, cta_max(mx, red));
-    m_run = m_chunk;
-    /* Column sums of exp2(s - M): over this thread's 2 rows, then the 8 row groups of the warp. */
-#pragma unroll
-    for (int nt = 0; nt < kKeyRows / 8; nt++)
-#pragma unroll
-      for (int e = 0; e < 2; e++) {
-        float v = (m_chunk == -INFINITY) ? 0.0f : exp2f(sc[nt][e] - m_chunk) + exp2f(sc[nt][e + 2] - m_chunk);
-        v += __shfl_xor_sync(0xffffffffu, v, 4);
-        v += __shfl_xor_sync(0xffffffffu, v, 8);
-        v += __shfl_xor_sync(0xffffffffu, v, 16);
-        if (lane < 4) col_sum[warp * kKeyRows + nt * 8 + lane * 2 + e] = v;
-      }
-    __syncthreads();
-    if (threadIdx.x < kKeyRows && j0 + threadIdx.x < tl.nscored) {
-      float e = 0.0f;
-      for (int w = 0; w < kWarps; w++) e += col_sum[w * kKeyRows + threadIdx.x];
-      slot[j0 + threadIdx.x] = __float_as_int(e);
+    __syncthreads(); /* chunk c has landed; chunk c - 1's stage is read and its partials written */
+    if (c + 1 < nchunks) stage_keys(stages + ((c + 1) & 1) * Op::kStageBytes, (c + 1) * kChunk);
+    cp_async_commit();
+    if (c > 0 && threadIdx.x < kChunk) {
+      const int b = (c - 1) & 1, grp = group_of(threadIdx.x), j = (c - 1) * kChunk + threadIdx.x;
+      const float *pm = part_max + b * kSelWarps * kGroups + grp;
+      float mc = -INFINITY, e = 0.0f;
+      for (int w = 0; w < kSelWarps; w++) mc = fmaxf(mc, pm[w * kGroups]);
+      for (int w = 0; w < kSelWarps; w++)
+        if (pm[w * kGroups] != -INFINITY)
+          e += part_sum[(b * kSelWarps + w) * kChunk + threadIdx.x] * ex2_approx(pm[w * kGroups] - mc);
+      if (j < tl.nscored) slot[j] = __float_as_int(e);
+      if (threadIdx.x % kPart < 8) chunk_max[(c - 1) * kGroups + grp] = mc;
+      m_run = fmaxf(m_run, mc);
     }
-    if (threadIdx.x == 0) chunk_max[c] = m_chunk;
-  }
-  __syncthreads();
+    if (c == nchunks) break;
 
-  /* Pass 2: energies against the final maximum, and their maximum. */
+    const unsigned char *keys = stages + (c & 1) * Op::kStageBytes;
+    const int j0 = c * kChunk;
+    float *ps = part_sum + ((c & 1) * kSelWarps + warp) * kChunk;
+    float *pm = part_max + ((c & 1) * kSelWarps + warp) * kGroups;
+#pragma unroll 1
+    for (int part = 0; part < kParts; part++) {
+      float sc[2][4][4];
+      score_part<D, kFp8>(qf, keys, a_row, a_xor, part, sc);
+      /* C layout: key 16 m + lane / 4 + 8 (e / 2), row 8 nt + 2 (lane % 4) + e % 2. */
+      if (j0 + kChunk > full_end)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++)
+#pragma unroll
+          for (int e = 0; e < 4; e++) {
+            const int last = row_last[warp * 32 + nt * 8 + (lane % 4) * 2 + e % 2];
+#pragma unroll
+            for (int m = 0; m < 2; m++)
+              if (j0 + part * kPart + m * 16 + lane / 4 + (e / 2) * 8 > last) sc[m][nt][e] = -INFINITY;
+          }
+      /* The quad's maximum (its keys' sums stay in the quad): two chains of 16, not one of 32. */
+      float mq[2];
+#pragma unroll
+      for (int m = 0; m < 2; m++) {
+        mq[m] = sc[m][0][0];
+#pragma unroll
+        for (int i = 1; i < 16; i++) mq[m] = fmaxf(mq[m], sc[m][i / 4][i % 4]);
+      }
+      float mx = fmaxf(mq[0], mq[1]);
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      /* exp2(s * scale - max) in one FFMA and one MUFU op; masked scores give exp2(-inf) = 0. */
+      const float ref = mx == -INFINITY ? 0.0f : mx * scale_log2;
+      float sum[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+#pragma unroll
+      for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int nt = 0; nt < 4; nt++)
+#pragma unroll
+          for (int e = 0; e < 4; e++) sum[m][e / 2] += ex2_approx(fmaf(sc[m][nt][e], scale_log2, -ref));
+#pragma unroll
+      for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+          float v = sum[m][hf];
+          v += __shfl_xor_sync(0xffffffffu, v, 1);
+          v += __shfl_xor_sync(0xffffffffu, v, 2);
+          if (lane % 4 == 0) ps[part * kPart + m * 16 + hf * 8 + lane / 4] = v;
+        }
+      if (lane % 4 == 0) pm[part * 8 + lane / 4] = mx == -INFINITY ? -INFINITY : ref;
+    }
+  }
+
+  /* Pass 2: energies against the tile's maximum, and their maximum. */
+  const float m_tile = cta_max(m_run, red);
   float e_max = 0.0f;
-  for (int j = threadIdx.x; j < tl.nscored; j += kThreads) {
-    float e = __int_as_float(slot[j]) * exp2f(chunk_max[j / kKeyRows] - m_run);
+  for (int j = threadIdx.x; j < tl.nscored; j += kSelThreads) {
+    const float e = __int_as_float(slot[j]) * ex2_approx(chunk_max[j / kChunk * kGroups + group_of(j % kChunk)] - m_tile);
     slot[j] = __float_as_int(e);
     e_max = fmaxf(e_max, e);
   }
   e_max = cta_max(e_max, red);
   const float threshold = p.alpha * e_max;
 
-  /* Pass 3: keep and compact in place, 256 blocks a round; reads precede the round's writes. */
+  /* Pass 3: keep and compact in place, a block per thread a round; reads precede the round's writes. */
   int count = 0;
-  for (int j0 = 0; j0 <= tl.last_k; j0 += kThreads) {
+  for (int j0 = 0; j0 <= tl.last_k; j0 += kSelThreads) {
     const int j = j0 + threadIdx.x;
     bool keep = false;
     if (j <= tl.last_k)
@@ -149,7 +329,7 @@ __global__ void __launch_bounds__(kThreads, 1) select_kernel(SelectArgs a) {
     int before = count;
     for (int w = 0; w < warp; w++) before += warp_count[w];
     int total = 0;
-    for (int w = 0; w < kWarps; w++) total += warp_count[w];
+    for (int w = 0; w < kSelWarps; w++) total += warp_count[w];
     if (keep) slot[before + __popc(ballot & ((1u << lane) - 1u))] = j;
     count += total;
     __syncthreads();
@@ -166,12 +346,15 @@ __global__ void gather_kernel(int nseg, const int *seg_cap, const int *scratch, 
 
 template <int D, bool kFp8>
 fp2_status launch(const SelectArgs &a, int total_tiles, int max_blocks, cudaStream_t stream) {
-  const int nchunks = (max_blocks + kKeyRows - 1) / kKeyRows + 1;
-  const size_t smem = sizeof(__nv_bfloat16) * (kTileRows + kKeyRows) * D +
-                      sizeof(float) * (kWarps * kKeyRows + kWarps + nchunks);
+  const int nchunks = fp2_cdiv(max_blocks, kChunk);
+  const size_t smem = 3 * Operand<D, kFp8>::kStageBytes + sizeof(float) * 2 * kSelWarps * (kChunk + kGroups) +
+                      sizeof(int) * kTileRows + sizeof(float) * nchunks * kGroups;
   FP2_CUDA("fp2_select", cudaFuncSetAttribute(select_kernel<D, kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)smem));
-  select_kernel<D, kFp8><<<dim3(total_tiles, a.p.hkv), kThreads, smem, stream>>>(a);
+  /* Four CTAs of 51 KB (bf16, d = 128) share an SM only with the shared-memory carve-out at its most. */
+  FP2_CUDA("fp2_select", cudaFuncSetAttribute(select_kernel<D, kFp8>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              cudaSharedmemCarveoutMaxShared));
+  select_kernel<D, kFp8><<<dim3(total_tiles, a.p.hkv), kSelThreads, smem, stream>>>(a);
   FP2_LAUNCHED("fp2_select: score and select");
   return FP2_OK;
 }
