@@ -49,14 +49,18 @@ __device__ __forceinline__ void bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-/* D = A * B + D, m16n8k16, bf16 inputs, f32 accumulators. */
-__device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+/* D = A * B + D, m16n8k16, f32 accumulators: mma_m16n8k16_bf16 (bf16 inputs) and
+   mma_m16n8k16_f16 (f16 inputs, which the index stage's FP8 codes convert to exactly). */
+#define FP2_MMA_M16N8K16(name, type)                                                                          \
+  __device__ __forceinline__ void name(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {     \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0, %1, %2, %3}, "            \
+                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                                            \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                            \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                            \
+  }
+FP2_MMA_M16N8K16(mma_m16n8k16_bf16, "bf16")
+FP2_MMA_M16N8K16(mma_m16n8k16_f16, "f16")
+#undef FP2_MMA_M16N8K16
 
 }  // namespace fp2
 

@@ -82,15 +82,6 @@ __device__ __forceinline__ void stage_bytes(unsigned char *tile, int valid, RowP
   }
 }
 
-/* D = A * B + D, m16n8k16, f16 inputs, f32 accumulators. */
-__device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 /* An ldmatrix register of e4m3 codes holds k = 4c .. 4c + 3 of one row (c = lane % 4); they
    become the f16 pairs (2c, 2c + 1) (.x) and (2c + 8, 2c + 9) (.y) of the MMA's k step.
    Q and K̄ go through the same permutation of k, so their products are unchanged. */
