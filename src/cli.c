@@ -500,13 +500,8 @@ fp2_params opts_params(const fp2_opts *o) {
   p.recent = o->recent;
   p.correction = !o->no_correction;
   p.dtype = (fp2_dtype)o->dtype;
-  p.kernel = o->kernel == KERNEL_SM90 ? FP2_KERNEL_SM90 : FP2_KERNEL_PORTABLE;
+  p.kernel = kernel_of_choice(o->kernel);
   return p;
-}
-
-fp2_kernel kernel_auto_pick(const fp2_params *p, int cc_major) {
-  const int fits = cc_major == 9 && fp2_sm90_supports_shape(p) == FP2_OK;
-  return fits ? FP2_KERNEL_SM90 : FP2_KERNEL_PORTABLE;
 }
 
 int opts_backend(const fp2_opts *o, int gpu_present) {

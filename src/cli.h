@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "fp2.h"
+#include "run_choices.h"
 
 typedef enum {
   OPT_FLAG,       /* int*: set to 1 when present */
@@ -40,12 +41,6 @@ typedef struct double_list {
   double v[SIZE_LIST_MAX];
 } double_list;
 
-enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_GPU };
-#define BACKEND_CHOICES "auto|cpu|gpu"
-#define DTYPE_CHOICES "bf16|fp8"
-/* --kernel: auto picks sm90 where it applies (kernel_auto_pick), portable elsewhere. */
-enum { KERNEL_AUTO, KERNEL_PORTABLE, KERNEL_SM90 };
-#define KERNEL_CHOICES "auto|portable|sm90"
 
 /* The options every experiment shares (issue: parsed once, the same everywhere). */
 typedef struct fp2_opts {
@@ -68,9 +63,6 @@ typedef struct fp2_opts {
 } fp2_opts;
 
 void opts_defaults(fp2_opts *o);
-
-/* "bf16" or "fp8", as options take them and results record them. */
-static inline const char *dtype_name(int dtype) { return dtype == FP2_FP8 ? "fp8" : "bf16"; }
 
 /* --dtype of the commands that run both precisions in turn: DTYPES_BOTH or an fp2_dtype. */
 #define DTYPES_BOTH 2
@@ -141,13 +133,6 @@ int opts_validate(const fp2_opts *o, char *err);
 /* Algorithm parameters of the library API from the options (--kernel auto gives portable
    here; the gpu backend picks per GPU with kernel_auto_pick). */
 fp2_params opts_params(const fp2_opts *o);
-
-/* The kernel --kernel auto runs for p on a GPU of compute capability cc_major.x: sm90 on
-   sm_90 for a BF16 shape it takes (fp2_sm90_supports_shape), portable otherwise. */
-fp2_kernel kernel_auto_pick(const fp2_params *p, int cc_major);
-
-/* "sm90" or "portable", as results record them. */
-static inline const char *kernel_name(fp2_kernel k) { return k == FP2_KERNEL_SM90 ? "sm90" : "portable"; }
 
 /* Resolves --backend auto; prints why when the gpu was asked for but is absent. */
 int opts_backend(const fp2_opts *o, int gpu_present);

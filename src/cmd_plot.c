@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
+#include "infile.h"
 #include "outfile.h"
 #include "plot_table.h"
 #include "report.h"

@@ -39,8 +39,10 @@ static void print_row(FILE *f, int64_t len, fp2_dtype dt, const density_stats *d
   for (int i = 0; i < nb; i++) {
     const double ms = stats_median(b[i].trials_ms, b[i].trials);
     fprintf(f, " %s %.3f (%.0f)", b[i].name, ms, peer_flops(&b[i], d) / ms / 1e9);
-    if (b[i].versus == VERSUS_TOTAL) fprintf(f, " %.1fx", ms / total);
-    if (b[i].pairs == PAIRS_INDEX || b[i].versus == VERSUS_NOCORR) fprintf(f, " [%.2fx]", ms / nc->ms_attend);
+    double vs_total, vs_nocorr;
+    const int apply = peer_ratios(&b[i], total, nc->ms_attend, &vs_total, &vs_nocorr);
+    if (apply & RATIO_TOTAL) fprintf(f, " %.1fx", vs_total);
+    if (apply & RATIO_NOCORR) fprintf(f, " [%.2fx]", vs_nocorr);
   }
   fprintf(f, "\n");
 }

@@ -3,23 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_backend.h"
 #include "error.h"
-#include "cli.h"
-#include "pipeline.h"
 #include "progress.h"
 #include "wallclock.h"
-
-int problem_max_blocks(const problem *pb) {
-  int m = 0;
-  for (int b = 0; b < pb->batch; b++)
-    if (pb->cu_blocks[b + 1] - pb->cu_blocks[b] > m) m = pb->cu_blocks[b + 1] - pb->cu_blocks[b];
-  return m;
-}
-
-pooled_view pipeline_pooled(const pipeline_result *r) {
-  pooled_view v = {r->kbar, r->vbar, r->kbar_scale, r->vbar_scale};
-  return v;
-}
 
 /* One output row from the oracle into o. */
 static void attend_row(const problem *pb, const pipeline_result *r, prob_mode mode, int b, int i, int head,
@@ -109,29 +96,4 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
   out->ms_pool = out->t_pool[0] = t1 - t0;
   out->ms_select = out->t_select[0] = t2 - t1;
   out->ms_attend = out->t_attend[0] = t3 - t2;
-}
-
-int backend_pipeline(int backend, const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out,
-                     char *err) {
-  if (backend == BACKEND_GPU) return gpu_pipeline(pb, cfg, trials, out, err);
-  cpu_pipeline(pb, cfg, out);
-  return 0;
-}
-
-void pipeline_result_free(pipeline_result *r) {
-  free(r->k_mean);
-  free(r->v_mean);
-  free(r->kbar);
-  free(r->vbar);
-  csr_free(&r->index);
-  free(r->score);
-  free(r->o);
-  free(r->t_quant);
-  free(r->t_pool);
-  free(r->t_select);
-  free(r->t_attend);
-  free(r->qo);
-  free(r->ko);
-  free(r->vo);
-  memset(r, 0, sizeof *r);
 }

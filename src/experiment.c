@@ -7,7 +7,9 @@
 
 #include "ceilings.h"
 #include "error.h"
+#include "experiments_dir.h"
 #include "gpu_info.h"
+#include "infile.h"
 #include "outfile.h"
 #include "report.h"
 #include "safetensors.h"
@@ -152,11 +154,6 @@ int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc) {
   return rc;
 }
 
-const char *experiment_file(const char *file, char *buf, size_t len) {
-  const char *dir = getenv("FP2_EXPERIMENTS_DIR");
-  snprintf(buf, len, "%s/%s", dir ? dir : FP2_SOURCE_DIR "/experiments", file);
-  return buf;
-}
 
 
 static void shape_tensor(tensor *t, const char *name, tensor_dtype dt, int ndim, int64_t a, int64_t b, int64_t c) {

@@ -49,9 +49,6 @@ void experiment_config_set(struct report *rep, const char *key, cJSON *item);
    EXIT_RUNTIME when the writing failed (said on stderr, prefixed by name). */
 int experiment_write(const char *name, struct report *rep, const fp2_opts *o, int rc);
 
-/* experiments/<file> (FP2_EXPERIMENTS_DIR overrides the folder) into buf. */
-const char *experiment_file(const char *file, char *buf, size_t len);
-
 /* Writes the tensors of DESIGN.md section 4 (o, k_mean, v_mean, csr_offsets, csr_indices,
    and score when present) for the one sequence of pb. */
 int experiment_dump(const char *path, const problem *pb, const pipeline_result *r, char *err);

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "cuda_host.h"
 #include "device_operands.h"
 #include "error.h"
 #include "event_timing.h"
+#include "gpu_backend.h"
 #include "numeric.h"
-#include "pipeline.h"
+#include "run_choices.h"
 #include "stats.h"
 
 #define FP2_OR_FAIL(call)                                                                             \

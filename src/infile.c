@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,4 +45,34 @@ FILE *infile_open(const char *path, char *err) {
     err_set(err, "cannot open '%s': %s", path, strerror(errno));
   if (!f) close(fd);
   return f;
+}
+
+char *read_text_file(const char *path, size_t *len, char *err) {
+  enum { LIMIT = 256 << 20 }; /* far above any result; stops a mistaken /dev/zero */
+  FILE *f = infile_open(path, err);
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = xmalloc(cap);
+  for (;;) {
+    n += fread(buf + n, 1, cap - 1 - n, f);
+    if (n < cap - 1) break;
+    if (cap > LIMIT) {
+      err_set(err, "'%s' is larger than %d MiB: not a result file", path, LIMIT >> 20);
+      fclose(f); /* read-only: nothing to lose if closing fails */
+      free(buf);
+      return NULL;
+    }
+    cap *= 2;
+    buf = xrealloc(buf, cap);
+  }
+  int failed = ferror(f);
+  fclose(f);
+  if (failed) {
+    err_set(err, "cannot read '%s'", path);
+    free(buf);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return buf;
 }

@@ -10,4 +10,8 @@
    "'x' is a fifo, not a regular file") otherwise. */
 FILE *infile_open(const char *path, char *err);
 
+/* The whole file (up to 256 MiB), NUL-terminated, owned by the caller; NULL with err when it
+   cannot be read. */
+char *read_text_file(const char *path, size_t *len, char *err);
+
 #endif

@@ -5,9 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "experiment.h"
+#include "experiments_dir.h"
+#include "infile.h"
 #include "numeric.h"
 #include "report.h"
+#include "run_choices.h"
 #include "safetensors.h"
 #include "subprocess.h"
 

@@ -6,7 +6,8 @@
 #ifndef FP2_PEER_TORCH_H
 #define FP2_PEER_TORCH_H
 
-#include "peers.h"
+#include "peer_timing.h"
+#include "reference.h"
 
 /* Runs the script's peers (its names, comma-separated: fa2,sdpa_cudnn,flex,fpv2,fpv2_kernel,
    hpc); appends its timings to out (*nout) and its skips to skipped (*nskipped). When the

@@ -65,10 +65,6 @@ void report_free(report *r);
 void report_add_gpu_fields(cJSON *obj, const gpu_desc *d);
 cJSON *report_clocks_json(gpu_clocks c);
 
-/* The whole file (up to 256 MiB), NUL-terminated, owned by the caller; NULL with err when it
-   cannot be read. */
-char *read_text_file(const char *path, size_t *len, char *err);
-
 /* Reads a result file and checks its shape: schema == REPORT_SCHEMA, experiment a
    string naming a plot script, provenance and config objects, rows an array of
    objects. 0 with *doc owned by the caller (cJSON_Delete), or -1 with err. */

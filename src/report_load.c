@@ -8,36 +8,6 @@
 #include "error.h"
 #include "infile.h"
 
-char *read_text_file(const char *path, size_t *len, char *err) {
-  enum { LIMIT = 256 << 20 }; /* far above any result; stops a mistaken /dev/zero */
-  FILE *f = infile_open(path, err);
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = xmalloc(cap);
-  for (;;) {
-    n += fread(buf + n, 1, cap - 1 - n, f);
-    if (n < cap - 1) break;
-    if (cap > LIMIT) {
-      err_set(err, "'%s' is larger than %d MiB: not a result file", path, LIMIT >> 20);
-      fclose(f); /* read-only: nothing to lose if closing fails */
-      free(buf);
-      return NULL;
-    }
-    cap *= 2;
-    buf = xrealloc(buf, cap);
-  }
-  int failed = ferror(f);
-  fclose(f);
-  if (failed) {
-    err_set(err, "cannot read '%s'", path);
-    free(buf);
-    return NULL;
-  }
-  buf[n] = '\0';
-  *len = n;
-  return buf;
-}
-
 /* Experiment names become file names (plots/<experiment>.gp), so nothing else passes. */
 static int is_name(const char *s) {
   return *s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == strlen(s);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "infile.h"
 #include "report.h"
 #include "testing.h"
 

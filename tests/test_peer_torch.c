@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "peer_torch.h"
+#include "peers.h"
 #include "report.h"
 #include "pipeline.h"
 #include "synth.h"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "infile.h"
 #include "numeric.h"
 #include "qkv_file.h"
 #include "report.h"

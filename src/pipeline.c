@@ -1,0 +1,8 @@
+#include "pipeline.h"
+
+int backend_pipeline(int backend, const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out,
+                     char *err) {
+  if (backend == BACKEND_GPU) return gpu_pipeline(pb, cfg, trials, out, err);
+  cpu_pipeline(pb, cfg, out);
+  return 0;
+}

@@ -1,0 +1,27 @@
+#include "pipeline_result.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+pooled_view pipeline_pooled(const pipeline_result *r) {
+  pooled_view v = {r->kbar, r->vbar, r->kbar_scale, r->vbar_scale};
+  return v;
+}
+
+void pipeline_result_free(pipeline_result *r) {
+  free(r->k_mean);
+  free(r->v_mean);
+  free(r->kbar);
+  free(r->vbar);
+  csr_free(&r->index);
+  free(r->score);
+  free(r->o);
+  free(r->t_quant);
+  free(r->t_pool);
+  free(r->t_select);
+  free(r->t_attend);
+  free(r->qo);
+  free(r->ko);
+  free(r->vo);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,46 @@
+/* What one forward pass — pool, select, attend — is asked to do and what it produced,
+   whichever backend ran it (cpu_backend.h, gpu_backend.h; pipeline.h chooses). */
+#ifndef FP2_PIPELINE_RESULT_H
+#define FP2_PIPELINE_RESULT_H
+
+#include <stdint.h>
+
+#include "reference.h"
+#include "sample.h"
+
+typedef struct pipeline_config {
+  double density;        /* forced mask density, < 0: select by scores */
+  uint64_t seed;         /* for the forced mask */
+  const csr_index *index; /* this index instead of selecting or forcing one (NULL: none) */
+  const unsigned char *want; /* segments to select (NULL: all); attention needs all */
+  int want_score;        /* also produce Score[T,J] (small problems only) */
+  int attend;            /* 1: compute output rows; 0: stop after the index */
+  const row_sample *rows; /* with attend: only these rows (the others stay NaN); NULL: all */
+  int keep_outputs;      /* gpu: bring back outputs, pooled vectors and operands (the index always) */
+  pooled_mode pooled;    /* cpu backend: rounding of pooled vectors */
+  prob_mode prob;        /* cpu backend: rounding of probabilities */
+} pipeline_config;
+
+typedef struct pipeline_result {
+  float *k_mean, *v_mean;  /* [hkv, total blocks, dim] f32 means */
+  float *kbar, *vbar;      /* pooled operands used by select and correction */
+  double kbar_scale, vbar_scale;
+  csr_index index;
+  float *score;            /* [nseg, max_blocks] or NULL */
+  int max_blocks;
+  float *o;                /* [total_q, hq, dim] or NULL */
+  double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
+  int on_gpu;              /* which backend produced it */
+  const char *kernel;      /* what attended: "sm90" or "portable" (gpu), "oracle" (cpu) */
+  int trials;              /* timed repetitions behind the medians (1 on the cpu) */
+  double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
+  float *qo, *ko, *vo;     /* gpu, FP8: the operands the kernels quantised (code values) */
+  float scales[3];         /* gpu: dequantisation scales of q, k, v */
+} pipeline_result;
+
+void pipeline_result_free(pipeline_result *r);
+
+/* The pooled view of a result for ref_attend_row (NULL when correction is off). */
+pooled_view pipeline_pooled(const pipeline_result *r);
+
+#endif
