@@ -21,6 +21,7 @@
 
 #include "error.h"
 #include "fuzz_expect.h"
+#include "infile.h"
 #include "outfile.h"
 #include "plot_table.h"
 #include "report.h"
