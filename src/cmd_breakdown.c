@@ -69,6 +69,14 @@ static int run_length(const breakdown_args *a, const data_source *src, int64_t l
   return EXIT_OK;
 }
 
+static const experiment_cmd breakdown_cmd = {
+    .name = "breakdown",
+    .usage = "breakdown [options]",
+    .summary = "Time of each stage of the sparse pass per length: quantisation (FP8), pooling,\n"
+               "selection (fused scoring and thresholding), attention without correction, and the\n"
+               "correction's extra time.",
+};
+
 int cmd_breakdown(int argc, char **argv) {
   breakdown_args a = {0};
   opts_defaults(&a.o);
@@ -81,16 +89,10 @@ int cmd_breakdown(int argc, char **argv) {
       OPTS_RUN(&a.o),
       OPT_TRIALS(&a.o),
   };
-  int rc = cli_parse(argc, argv, "breakdown [options]",
-                     "Time of each stage of the sparse pass per length: quantisation (FP8), pooling,\n"
-                     "selection (fused scoring and thresholding), attention without correction, and the\n"
-                     "correction's extra time.",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("breakdown", &a.o, &src))) return rc;
-  a.backend = experiment_backend("breakdown", &a.o);
-  if (a.backend < 0) return -a.backend;
+  int rc = experiment_start(&breakdown_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
+  if (rc != EXPERIMENT_GO) return rc;
+  rc = EXIT_OK;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("breakdown", argc, argv, &a.o, &src, a.backend);
   fprintf(txt, "%7s %9s %9s %9s %9s %10s %10s %10s  shares of the total\n", "len", "density", "quant ms", "pool ms",

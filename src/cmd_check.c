@@ -12,12 +12,12 @@
 #include "experiment.h"
 #include "report.h"
 
-typedef struct check_args {
+typedef struct check_opts {
   fp2_opts o;
   int rows;
   double flip_tol;
   int show;
-} check_args;
+} check_opts;
 
 /* One point of the grid. */
 typedef struct check_case {
@@ -79,7 +79,7 @@ static double compare_pooled(const problem *pb, const pipeline_result *r) {
 
 #define POOLED_TOL 1e-5 /* f32 sums of at most a block of values */
 
-static void run_case(const check_args *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
+static void run_case(const check_opts *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
   fp2_opts o = a->o;
   o.lens.n = 1;
   o.lens.v[0] = c->len;
@@ -93,7 +93,8 @@ static void run_case(const check_args *a, int backend, const check_case *c, uint
   char err[ERR_LEN];
   problem pb;
   memset(res, 0, sizeof *res);
-  if (source_parse(c->data, &src, err) != 0 || source_build(&src, &o, c->len, seed, &pb, err) != 0) {
+  const source_request rq = experiment_request(&o, c->len);
+  if (source_parse(c->data, &src, err) != 0 || source_build(&src, &rq, &pb, err) != 0) {
     fail("check: %s", err);
     return;
   }
@@ -177,8 +178,33 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
   report_put(row, "ok", cJSON_CreateBool(r->ok));
 }
 
+static int check_args(void *args, const data_source *src) {
+  const check_opts *a = args;
+  if (src->is_file) {
+    fail("check: --data: check draws fresh random inputs; give synth:random, synth:llm or synth:niah");
+    return EXIT_USAGE;
+  }
+  if (a->rows < 0 || a->flip_tol < 0 || a->show < 0) {
+    fail("check: --rows, --flip-tol and --show must not be negative");
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd check_cmd = {
+    .name = "check",
+    .usage = "check [options]",
+    .summary = "Compare a backend with the fp64 oracle on fresh random inputs over a grid:\n"
+               "lengths (--len), groups g = 1, 4, 8 (or --heads), synth:random and synth:llm\n"
+               "(or --data), bf16 and fp8 (or --dtype), correction on and off (or\n"
+               "--no-correction). The index must match but for near-threshold flips; outputs\n"
+               "must stay within 2x the error of the oracle emulating the kernels' rounding\n"
+               "plus 1/256. Exit 1 on any mismatch.",
+    .check = check_args,
+};
+
 int cmd_check(int argc, char **argv) {
-  check_args a = {.rows = 0, .flip_tol = 0, .show = 10};
+  check_opts a = {.rows = 0, .flip_tol = 0, .show = 10};
   opts_defaults(&a.o);
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
@@ -186,27 +212,10 @@ int cmd_check(int argc, char **argv) {
       {"--flip-tol", OPT_DOUBLE, &a.flip_tol, "X", "relative distance to the threshold of a tolerated flip (0: default)"},
       {"--show", OPT_INT, &a.show, "N", "mismatches printed per case"},
   };
-  int rc = cli_parse(argc, argv, "check [options]",
-                     "Compare a backend with the fp64 oracle on fresh random inputs over a grid:\n"
-                     "lengths (--len), groups g = 1, 4, 8 (or --heads), synth:random and synth:llm\n"
-                     "(or --data), bf16 and fp8 (or --dtype), correction on and off (or\n"
-                     "--no-correction). The index must match but for near-threshold flips; outputs\n"
-                     "must stay within 2x the error of the oracle emulating the kernels' rounding\n"
-                     "plus 1/256. Exit 1 on any mismatch.",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("check", &a.o, &src))) return rc;
-  if (src.is_file) {
-    fail("check: --data: check draws fresh random inputs; give synth:random, synth:llm or synth:niah");
-    return EXIT_USAGE;
-  }
-  if (a.rows < 0 || a.flip_tol < 0 || a.show < 0) {
-    fail("check: --rows, --flip-tol and --show must not be negative");
-    return EXIT_USAGE;
-  }
-  int backend = experiment_backend("check", &a.o);
-  if (backend < 0) return -backend;
+  int backend;
+  int rc = experiment_start(&check_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);
+  if (rc != EXPERIMENT_GO) return rc;
   if (!a.o.len_given && backend == BACKEND_GPU) {
     static const int64_t gpu_lens[] = {1024, 4096, 4096 + 77, 16384, 65536, 131072};
     a.o.lens.n = 6;

@@ -71,6 +71,29 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
   report_put_number(row, "time_vs_one_pass", total / whole_total);
 }
 
+static int check_args(void *args, const data_source *src) {
+  const chunked_args *a = args;
+  (void)src;
+  for (int i = 0; i < a->chunks.n; i++)
+    if (a->chunks.v[i] <= 0 || a->chunks.v[i] > (1 << 24)) {
+      fail("chunked: --chunk: %lld is outside 1..16m", (long long)a->chunks.v[i]);
+      return EXIT_USAGE;
+    }
+  if (a->o.lens.n != 1 || a->o.batch != 1) {
+    fail("chunked: --len takes one length and --batch must be 1");
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd chunked_cmd = {
+    .name = "chunked",
+    .usage = "chunked [options]",
+    .summary = "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
+               "end with the index re-run per chunk; total time and density against one pass.",
+    .check = check_args,
+};
+
 int cmd_chunked(int argc, char **argv) {
   chunked_args a = {.chunks = {2, {8192, 16384}}};
   opts_defaults(&a.o);
@@ -81,24 +104,9 @@ int cmd_chunked(int argc, char **argv) {
       {"--chunk", OPT_SIZE_LIST, &a.chunks, "C[,C...]", "query chunk sizes"},
       OPT_TRIALS(&a.o),
   };
-  int rc = cli_parse(argc, argv, "chunked [options]",
-                     "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
-                     "end with the index re-run per chunk; total time and density against one pass.",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("chunked", &a.o, &src))) return rc;
-  for (int i = 0; i < a.chunks.n; i++)
-    if (a.chunks.v[i] <= 0 || a.chunks.v[i] > (1 << 24)) {
-      fail("chunked: --chunk: %lld is outside 1..16m", (long long)a.chunks.v[i]);
-      return EXIT_USAGE;
-    }
-  if (a.o.lens.n != 1 || a.o.batch != 1) {
-    fail("chunked: --len takes one length and --batch must be 1");
-    return EXIT_USAGE;
-  }
-  a.backend = experiment_backend("chunked", &a.o);
-  if (a.backend < 0) return -a.backend;
+  int rc = experiment_start(&chunked_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
+  if (rc != EXPERIMENT_GO) return rc;
   problem full;
   const int64_t len = a.o.lens.v[0];
   if ((rc = experiment_problem("chunked", &src, &a.o, len, a.backend == BACKEND_GPU, &full))) return rc;

@@ -74,6 +74,30 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
   return rc;
 }
 
+static int check_args(void *args, const data_source *src) {
+  const correction_args *a = args;
+  (void)src;
+  for (int i = 0; i < a->sparsity.n; i++)
+    if (!(a->sparsity.v[i] >= 0 && a->sparsity.v[i] < 1)) {
+      fail("correction: --sparsity: %g is outside [0,1)", a->sparsity.v[i]);
+      return EXIT_USAGE;
+    }
+  if (a->o.lens.n != 1) {
+    fail("correction: --len takes one length");
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd correction_cmd = {
+    .name = "correction",
+    .usage = "correction [options]",
+    .summary = "The cost of the mean correction (paper Fig. 6): sparse attention with and without it\n"
+               "over forced block masks from dense (sparsity 0) to 90% sparsity.",
+    .check = check_args,
+    .cpu_small = 1,
+};
+
 int cmd_correction(int argc, char **argv) {
   correction_args a = {.sparsity = {10, {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}, .dtypes = DTYPES_BOTH};
   opts_defaults(&a.o);
@@ -87,25 +111,10 @@ int cmd_correction(int argc, char **argv) {
       OPTS_RUN(&a.o),
       OPT_TRIALS(&a.o),
   };
-  int rc = cli_parse(argc, argv, "correction [options]",
-                     "The cost of the mean correction (paper Fig. 6): sparse attention with and without it\n"
-                     "over forced block masks from dense (sparsity 0) to 90% sparsity.",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("correction", &a.o, &src))) return rc;
-  for (int i = 0; i < a.sparsity.n; i++)
-    if (!(a.sparsity.v[i] >= 0 && a.sparsity.v[i] < 1)) {
-      fail("correction: --sparsity: %g is outside [0,1)", a.sparsity.v[i]);
-      return EXIT_USAGE;
-    }
-  if (a.o.lens.n != 1) {
-    fail("correction: --len takes one length");
-    return EXIT_USAGE;
-  }
-  a.backend = experiment_backend("correction", &a.o);
-  if (a.backend < 0) return -a.backend;
-  experiment_cpu_size("correction", &a.o, a.backend);
+  int rc = experiment_start(&correction_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
+  if (rc != EXPERIMENT_GO) return rc;
+  rc = EXIT_OK;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("correction", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));

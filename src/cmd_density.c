@@ -122,6 +122,28 @@ static void add_row(report *rep, const problem *pb, const csr_index *idx, const 
   }
 }
 
+static int check_args(void *args, const data_source *src) {
+  const density_args *a = args;
+  (void)src;
+  if (a->tiles <= 0 || a->rows <= 0) {
+    fail("density: --tiles and --rows must be positive (got %d and %d)", a->tiles, a->rows);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd density_cmd = {
+    .name = "density",
+    .usage = "density [options]",
+    .summary = "Density of the selected blocks per length (computed pairs over causal pairs),\n"
+               "overall and per KV head, and the FLOPs of the index, sparse and correction stages;\n"
+               "the oracle's attention-mass recall and relative L2 error on --rows sampled rows and\n"
+               "the KV heads whose sink blocks hold most of the mass; beside them, the statistics\n"
+               "synth:llm is calibrated to (at the default shape and selection).",
+    .check = check_args,
+    .cpu_small = 1,
+};
+
 int cmd_density(int argc, char **argv) {
   density_args a = {.tiles = 96, .rows = 256};
   opts_defaults(&a.o);
@@ -132,23 +154,11 @@ int cmd_density(int argc, char **argv) {
       {"--tiles", OPT_INT, &a.tiles, "N", "cpu: query tiles scored per KV head (all when fewer)"},
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for mass recall and error"},
   };
-  int rc = cli_parse(argc, argv, "density [options]",
-                     "Density of the selected blocks per length (computed pairs over causal pairs),\n"
-                     "overall and per KV head, and the FLOPs of the index, sparse and correction stages;\n"
-                     "the oracle's attention-mass recall and relative L2 error on --rows sampled rows and\n"
-                     "the KV heads whose sink blocks hold most of the mass; beside them, the statistics\n"
-                     "synth:llm is calibrated to (at the default shape and selection).",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("density", &a.o, &src))) return rc;
-  if (a.tiles <= 0 || a.rows <= 0) {
-    fail("density: --tiles and --rows must be positive (got %d and %d)", a.tiles, a.rows);
-    return EXIT_USAGE;
-  }
-  int backend = experiment_backend("density", &a.o);
-  if (backend < 0) return -backend;
-  experiment_cpu_size("density", &a.o, backend);
+  int backend;
+  int rc = experiment_start(&density_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);
+  if (rc != EXPERIMENT_GO) return rc;
+  rc = EXIT_OK;
   FILE *txt = experiment_text(&a.o);
   const int gpu = backend == BACKEND_GPU;
   report *rep = experiment_report("density", argc, argv, &a.o, &src, backend);

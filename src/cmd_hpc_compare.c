@@ -121,6 +121,36 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
   return EXIT_OK;
 }
 
+static int check_args(void *args, const data_source *src) {
+  const hpc_args *a = args;
+  (void)src;
+  for (int i = 0; i < a->densities.n; i++)
+    if (!(a->densities.v[i] > 0 && a->densities.v[i] <= 1)) {
+      fail("hpc-compare: --densities: %g is outside (0,1]", a->densities.v[i]);
+      return EXIT_USAGE;
+    }
+  if (a->o.lens.n != 1) {
+    fail("hpc-compare: --len takes one length");
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd hpc_cmd = {
+    .name = "hpc-compare",
+    .usage = "hpc-compare [options]",
+    .summary = "Our CSR block index against HPC-Ops' dense per-head block mask (paper Fig. 5,\n"
+               "Tab. 7): index bytes per forced mask density, exactly counted, and on a GPU our\n"
+               "sparse attention's time on each mask beside HPC-Ops' (hpc, FP8, on our index\n"
+               "as its per-head mask) and FlashPrefill V2's (fpv2_kernel) on the same mask, run\n"
+               "by experiments/peers.py from the libraries FP2_HPC_OPS_LIB and\n"
+               "FP2_FLASHPREFILL_LIB name (each skipped with the reason otherwise); pass\n"
+               "--no-correction to set them against ours without correction, as they compute.\n"
+               "The cpu backend counts the index only. The index- versus mask-driven skip\n"
+               "ablation is not implemented yet (the output says so).",
+    .check = check_args,
+};
+
 int cmd_hpc_compare(int argc, char **argv) {
   hpc_args a = {.densities = {8, {1, 0.9, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05}}};
   opts_defaults(&a.o);
@@ -134,39 +164,18 @@ int cmd_hpc_compare(int argc, char **argv) {
       OPTS_RUN(&a.o),
       OPT_TRIALS(&a.o),
   };
-  int rc = cli_parse(argc, argv, "hpc-compare [options]",
-                     "Our CSR block index against HPC-Ops' dense per-head block mask (paper Fig. 5,\n"
-                     "Tab. 7): index bytes per forced mask density, exactly counted, and on a GPU our\n"
-                     "sparse attention's time on each mask beside HPC-Ops' (hpc, FP8, on our index\n"
-                     "as its per-head mask) and FlashPrefill V2's (fpv2_kernel) on the same mask, run\n"
-                     "by experiments/peers.py from the libraries FP2_HPC_OPS_LIB and\n"
-                     "FP2_FLASHPREFILL_LIB name (each skipped with the reason otherwise); pass\n"
-                     "--no-correction to set them against ours without correction, as they compute.\n"
-                     "The cpu backend counts the index only. The index- versus mask-driven skip\n"
-                     "ablation is not implemented yet (the output says so).",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("hpc-compare", &a.o, &src))) return rc;
-  for (int i = 0; i < a.densities.n; i++)
-    if (!(a.densities.v[i] > 0 && a.densities.v[i] <= 1)) {
-      fail("hpc-compare: --densities: %g is outside (0,1]", a.densities.v[i]);
-      return EXIT_USAGE;
-    }
-  if (a.o.lens.n != 1) {
-    fail("hpc-compare: --len takes one length");
-    return EXIT_USAGE;
-  }
-  a.backend = experiment_backend("hpc-compare", &a.o);
-  if (a.backend < 0) return -a.backend;
+  int rc = experiment_start(&hpc_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
+  if (rc != EXPERIMENT_GO) return rc;
+  rc = EXIT_OK;
   const int gpu = a.backend == BACKEND_GPU;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("hpc-ops", argc, argv, &a.o, &src, a.backend);
   problem pb;
   if (gpu)
     rc = experiment_problem("hpc-compare", &src, &a.o, a.o.lens.v[0], 1, &pb);
-  else
-    source_shape(&a.o, a.o.lens.v[0], &pb); /* the index alone needs only the shape */
+  else /* the index alone needs only the shape */
+    source_shape((const source_request[]){experiment_request(&a.o, a.o.lens.v[0])}, &pb);
   if (rc == EXIT_OK) {
     print_header(txt, gpu);
     for (int i = 0; i < a.densities.n && rc == EXIT_OK; i++) {

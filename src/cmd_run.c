@@ -9,6 +9,7 @@
 #include "error.h"
 #include "experiment.h"
 #include "outfile.h"
+#include "pass_dump.h"
 #include "quality.h"
 #include "report.h"
 
@@ -75,6 +76,34 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   }
 }
 
+static int check_args(void *args, const data_source *src) {
+  const run_args *a = args;
+  const named_file others[] = {{"--data", src->is_file ? src->path : NULL}, {"--out", a->o.out}};
+  char err[ERR_LEN];
+  if (outfile_check_option("--dump", a->dump, others, NOPTS(others), err) != 0) {
+    fail("run: %s", err);
+    return EXIT_USAGE;
+  }
+  if (a->o.lens.n != 1) {
+    fail("run: --len takes one length (use density or speedup for several)");
+    return EXIT_USAGE;
+  }
+  if (a->rows < 0) {
+    fail("run: --rows: %d is negative", a->rows);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd run_cmd = {
+    .name = "run",
+    .usage = "run [options]",
+    .summary = "One forward pass (pool, select, attend) on one source: density, stage times,\n"
+               "and quality against full attention on sampled rows.",
+    .check = check_args,
+    .cpu_small = 1,
+};
+
 int cmd_run(int argc, char **argv) {
   run_args a = {.dump = NULL, .rows = 64};
   opts_defaults(&a.o);
@@ -84,30 +113,10 @@ int cmd_run(int argc, char **argv) {
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
       OPT_TRIALS(&a.o),
   };
-  int rc = cli_parse(argc, argv, "run [options]",
-                     "One forward pass (pool, select, attend) on one source: density, stage times,\n"
-                     "and quality against full attention on sampled rows.",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("run", &a.o, &src))) return rc;
-  const named_file others[] = {{"--data", src.is_file ? src.path : NULL}, {"--out", a.o.out}};
-  char err[ERR_LEN];
-  if (outfile_check_option("--dump", a.dump, others, NOPTS(others), err) != 0) {
-    fail("run: %s", err);
-    return EXIT_USAGE;
-  }
-  if (a.o.lens.n != 1) {
-    fail("run: --len takes one length (use density or speedup for several)");
-    return EXIT_USAGE;
-  }
-  if (a.rows < 0) {
-    fail("run: --rows: %d is negative", a.rows);
-    return EXIT_USAGE;
-  }
-  int backend = experiment_backend("run", &a.o);
-  if (backend < 0) return -backend;
-  experiment_cpu_size("run", &a.o, backend);
+  int backend;
+  int rc = experiment_start(&run_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);
+  if (rc != EXPERIMENT_GO) return rc;
 
   problem pb;
   const int gpu = backend == BACKEND_GPU;
@@ -125,6 +134,7 @@ int cmd_run(int argc, char **argv) {
                          .pooled = POOLED_EXACT,
                          .prob = PROB_EXACT};
   pipeline_result r;
+  char err[ERR_LEN];
   if (backend_pipeline(backend, &pb, &cfg, a.o.trials, &r, err) != 0) {
     fail("run: gpu: %s", err);
     problem_free(&pb);
@@ -145,7 +155,7 @@ int cmd_run(int argc, char **argv) {
   print_summary(experiment_text(&a.o), &r, &d, &q, needle, needle_rows);
 
   rc = EXIT_OK;
-  if (a.dump && experiment_dump(a.dump, &pb, &r, err) != 0) {
+  if (a.dump && pass_dump(a.dump, &pb, &r, err) != 0) {
     fail("run: %s", err);
     rc = EXIT_RUNTIME;
   }

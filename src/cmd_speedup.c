@@ -177,6 +177,37 @@ static int run_length(const speedup_args *a, const data_source *src, int64_t len
   return rc;
 }
 
+static int check_args(void *args, const data_source *src) {
+  const speedup_args *a = args;
+  char err[ERR_LEN];
+  (void)src;
+  if (peers_parse(a->peers, err) != 0) {
+    fail("speedup: --peers: %s", err);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd speedup_cmd = {
+    .name = "speedup",
+    .usage = "speedup [options]",
+    .summary = "Operator speedup of the sparse pass (index stage + sparse attention) over dense\n"
+               "attention, ours and the peers', per length and dtype, all measured in this run\n"
+               "on the same inputs; TFLOP/s over the pairs each kernel computes (FlexAttention,\n"
+               "run on our index without correction: the index's pairs). Kernel for kernel, our\n"
+               "sparse attention without correction on the identical index is timed too\n"
+               "(attend_nocorr) and set against Flex (speedup_flex_kernel) beside the total's\n"
+               "ratio (speedup_flex). fpv2: FlashPrefill V2's whole pass (its index builder and\n"
+               "corrected attention) against our total (speedup_fpv2), and its attention alone on\n"
+               "our index against attend_nocorr (speedup_fpv2_kernel); hpc (FP8): HPC-Ops' block-\n"
+               "sparse kernel on our index as its coarser mask (hpc_density) against attend_nocorr\n"
+               "(speedup_hpc). Without a GPU the cpu backend times nothing: it gives the\n"
+               "density alone (at 1K unless --len is given).",
+    .check = check_args,
+    .cpu_note = "the cpu backend times nothing (the speedups need a GPU): it gives the density",
+    .cpu_small = 1,
+};
+
 int cmd_speedup(int argc, char **argv) {
   speedup_args a = {.dtypes = FP2_BF16, .peers = PEERS_DEFAULT};
   opts_defaults(&a.o);
@@ -191,33 +222,10 @@ int cmd_speedup(int argc, char **argv) {
       {"--peers", OPT_STRING, &a.peers, "LIST", "peers to time beside ours: " PEERS_CHOICES " or none"},
       OPT_TRIALS(&a.o),
   };
-  int rc = cli_parse(argc, argv, "speedup [options]",
-                     "Operator speedup of the sparse pass (index stage + sparse attention) over dense\n"
-                     "attention, ours and the peers', per length and dtype, all measured in this run\n"
-                     "on the same inputs; TFLOP/s over the pairs each kernel computes (FlexAttention,\n"
-                     "run on our index without correction: the index's pairs). Kernel for kernel, our\n"
-                     "sparse attention without correction on the identical index is timed too\n"
-                     "(attend_nocorr) and set against Flex (speedup_flex_kernel) beside the total's\n"
-                     "ratio (speedup_flex). fpv2: FlashPrefill V2's whole pass (its index builder and\n"
-                     "corrected attention) against our total (speedup_fpv2), and its attention alone on\n"
-                     "our index against attend_nocorr (speedup_fpv2_kernel); hpc (FP8): HPC-Ops' block-\n"
-                     "sparse kernel on our index as its coarser mask (hpc_density) against attend_nocorr\n"
-                     "(speedup_hpc). Without a GPU the cpu backend times nothing: it gives the\n"
-                     "density alone (at 1K unless --len is given).",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("speedup", &a.o, &src))) return rc;
-  char err[ERR_LEN];
-  if (peers_parse(a.peers, err) != 0) {
-    fail("speedup: --peers: %s", err);
-    return EXIT_USAGE;
-  }
-  a.backend = experiment_backend("speedup", &a.o);
-  if (a.backend < 0) return -a.backend;
-  if (a.backend == BACKEND_CPU)
-    fprintf(stderr, "fp2bench: speedup: the cpu backend times nothing (the speedups need a GPU): it gives the density\n");
-  experiment_cpu_size("speedup", &a.o, a.backend);
+  int rc = experiment_start(&speedup_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
+  if (rc != EXPERIMENT_GO) return rc;
+  rc = EXIT_OK;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("speedup", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));

@@ -130,6 +130,31 @@ static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt
   return rc;
 }
 
+static int check_args(void *args, const data_source *src) {
+  const sweep_args *a = args;
+  (void)src;
+  for (int i = 0; i < a->alphas.n; i++)
+    if (!(a->alphas.v[i] >= 0 && a->alphas.v[i] <= 1)) {
+      fail("sweep-alpha: --alpha: %g is outside [0,1]", a->alphas.v[i]);
+      return EXIT_USAGE;
+    }
+  if (a->o.lens.n != 1 || a->rows < 1) {
+    fail("sweep-alpha: --len takes one length; --rows must be positive");
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static const experiment_cmd sweep_cmd = {
+    .name = "sweep-alpha",
+    .usage = "sweep-alpha [options]",
+    .summary = "Sweep the threshold alpha (paper Tab. 9): density, time, relative L2 error against\n"
+               "full attention with and without mean correction, attention-mass recall, and\n"
+               "needle recall on synth:niah, for each alpha and dtype.",
+    .check = check_args,
+    .cpu_small = 1,
+};
+
 int cmd_sweep_alpha(int argc, char **argv) {
   sweep_args a = {.alphas = {5, {0.2, 0.1, 0.05, 0.025, 0.0125}}, .dtypes = DTYPES_BOTH, .rows = 256};
   opts_defaults(&a.o);
@@ -144,26 +169,10 @@ int cmd_sweep_alpha(int argc, char **argv) {
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
       OPT_TRIALS(&a.o),
   };
-  int rc = cli_parse(argc, argv, "sweep-alpha [options]",
-                     "Sweep the threshold alpha (paper Tab. 9): density, time, relative L2 error against\n"
-                     "full attention with and without mean correction, attention-mass recall, and\n"
-                     "needle recall on synth:niah, for each alpha and dtype.",
-                     specs, NOPTS(specs));
-  if (rc) return rc == 1 ? EXIT_OK : rc;
   data_source src;
-  if ((rc = experiment_setup("sweep-alpha", &a.o, &src))) return rc;
-  for (int i = 0; i < a.alphas.n; i++)
-    if (!(a.alphas.v[i] >= 0 && a.alphas.v[i] <= 1)) {
-      fail("sweep-alpha: --alpha: %g is outside [0,1]", a.alphas.v[i]);
-      return EXIT_USAGE;
-    }
-  if (a.o.lens.n != 1 || a.rows < 1) {
-    fail("sweep-alpha: --len takes one length; --rows must be positive");
-    return EXIT_USAGE;
-  }
-  a.backend = experiment_backend("sweep-alpha", &a.o);
-  if (a.backend < 0) return -a.backend;
-  experiment_cpu_size("sweep-alpha", &a.o, a.backend);
+  int rc = experiment_start(&sweep_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
+  if (rc != EXPERIMENT_GO) return rc;
+  rc = EXIT_OK;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("sweep-alpha", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));

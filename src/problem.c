@@ -112,14 +112,14 @@ static float *round_bf16(float *x, size_t n) {
   return out;
 }
 
-void problem_prepare(problem *pb, int round) {
+void problem_prepare(problem *pb, int bf16_operands) {
   free_operands(pb);
   size_t nq = (size_t)pb->total_q * (size_t)pb->p.hq * (size_t)pb->p.dim;
   size_t nk = (size_t)pb->total_k * (size_t)pb->p.hkv * (size_t)pb->p.dim;
   pb->sq = pb->sk = pb->sv = 1.0f;
-  pb->qo = round ? round_bf16(pb->q, nq) : pb->q;
-  pb->ko = round ? round_bf16(pb->k, nk) : pb->k;
-  pb->vo = round ? round_bf16(pb->v, nk) : pb->v;
+  pb->qo = bf16_operands ? round_bf16(pb->q, nq) : pb->q;
+  pb->ko = bf16_operands ? round_bf16(pb->k, nk) : pb->k;
+  pb->vo = bf16_operands ? round_bf16(pb->v, nk) : pb->v;
   if (pb->p.dtype != FP2_FP8) return;
   /* FP8 quantises what the model handed over (bf16 on the GPU path). */
   float *bq = pb->qo, *bk = pb->ko, *bv = pb->vo;

@@ -68,10 +68,10 @@ static inline int problem_row_segment(const problem *pb, int b, int i, int head)
   return problem_segment(pb, b, head / fp2_group(&pb->p), problem_row_tile(pb, i, head));
 }
 
-/* Fills the operands: round = 1 rounds BF16 operands to bf16 (what the GPU computes on);
-   round = 0 keeps the source values (the fp64 definition on the data as given). FP8
-   always quantises: per-tensor scale amax/448, x/scale rounded to e4m3. */
-void problem_prepare(problem *pb, int round);
+/* Fills the operands: bf16_operands = 1 rounds BF16 operands to bf16 (what the GPU computes
+   on); 0 keeps the source values (the fp64 definition on the data as given). FP8 always
+   quantises: per-tensor scale amax/448, x/scale rounded to e4m3. */
+void problem_prepare(problem *pb, int bf16_operands);
 
 qkv_view problem_source(const problem *pb);
 qkv_view problem_operands(const problem *pb);

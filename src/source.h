@@ -4,7 +4,6 @@
 
 #include <stdint.h>
 
-#include "cli.h"
 #include "problem.h"
 #include "synth.h"
 
@@ -19,15 +18,24 @@ int source_parse(const char *spec, data_source *out, char *err);
 /* The name of a source as results record it ("synth:llm" or the file path). */
 const char *source_name(const data_source *src);
 
-/* A problem of o->batch sequences of len tokens with the options' shape, its tensors
-   allocated but not filled (enough for anything that needs only the geometry). */
-void source_shape(const fp2_opts *o, int64_t len, problem *pb);
+/* What a source is asked for: the shape and parameters of a synthetic problem; a file brings
+   its own length, heads and dim. */
+typedef struct source_request {
+  fp2_params p;     /* shape, tiling, selection, precision and kernel */
+  int kernel_auto;  /* --kernel auto: the gpu backend picks p.kernel for its GPU */
+  int batch;        /* sequences of a synthetic source (a file holds one) */
+  int64_t len;      /* queries and keys of each synthetic sequence */
+  uint64_t seed;
+} source_request;
 
-/* Builds the problem of one length: `batch` sequences of `len` queries and keys from a
-   synthetic source, or the one sequence of a file (whose length, heads and dim must agree
-   with the options the user gave; the ones not given are taken from the file). Fills the
-   source values; the caller then calls problem_prepare. The params' hq/hkv/dim may be
-   updated from the file. */
-int source_build(const data_source *src, fp2_opts *o, int64_t len, uint64_t seed, problem *pb, char *err);
+/* A problem of rq's shape, its tensors allocated but not filled (enough for anything that
+   needs only the geometry). */
+void source_shape(const source_request *rq, problem *pb);
+
+/* Builds the problem of one length: rq->batch sequences of rq->len queries and keys from a
+   synthetic source, or the one sequence of a file at the file's length, heads and dim, which
+   pb->lq[0] and pb->p then give (the caller compares them with what it asked for). Fills the
+   source values; the caller then calls problem_prepare. */
+int source_build(const data_source *src, const source_request *rq, problem *pb, char *err);
 
 #endif
