@@ -95,6 +95,7 @@ int cmd_breakdown(int argc, char **argv) {
   rc = EXIT_OK;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("breakdown", argc, argv, &a.o, &src, a.backend);
+  experiment_config_corrections(rep); /* every length runs both */
   fprintf(txt, "%7s %9s %9s %9s %9s %10s %10s %10s  shares of the total\n", "len", "density", "quant ms", "pool ms",
           "select ms", "attend ms", "corr. ms", "total ms");
   for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {

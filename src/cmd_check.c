@@ -178,6 +178,20 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
   report_put(row, "ok", cJSON_CreateBool(r->ok));
 }
 
+/* The axes the grid sweeps (those not given) as the config records them. */
+static void config_grid(report *rep, const fp2_opts *o, int backend) {
+  const int hkv = backend == BACKEND_GPU ? 8 : 1;
+  if (!o->heads_given) {
+    cJSON *hq = cJSON_CreateArray();
+    for (int gi = 0; gi < 3; gi++) cJSON_AddItemToArray(hq, cJSON_CreateNumber(grid_groups[gi] * hkv));
+    experiment_config_set(rep, "hq", hq);
+    experiment_config_set(rep, "hkv", cJSON_CreateNumber(hkv));
+  }
+  if (!o->data_given) experiment_config_set(rep, "data", cJSON_CreateStringArray(grid_sources, 2));
+  if (!o->dtype_given) experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(DTYPES_BOTH)));
+  if (!o->correction_given) experiment_config_corrections(rep);
+}
+
 static int check_args(void *args, const data_source *src) {
   const check_opts *a = args;
   if (src->is_file) {
@@ -228,7 +242,10 @@ int cmd_check(int argc, char **argv) {
 
   FILE *txt = experiment_text(&a.o);
   report *rep = a.o.out ? report_new("check", argc, argv) : NULL;
-  if (rep) experiment_config(report_config(rep), &a.o, &src, backend == BACKEND_GPU ? "gpu" : "cpu");
+  if (rep) {
+    experiment_config(report_config(rep), &a.o, &src, backend == BACKEND_GPU ? "gpu" : "cpu");
+    config_grid(rep, &a.o, backend);
+  }
   fprintf(txt, "%7s %8s %-12s %-4s %-4s %8s %6s %9s %5s %7s %9s %9s %9s  %s\n", "len", "heads", "data", "type",
           "corr", "blocks", "flips", "worst", "mism", "rows", "max err", "bound", "rel L2", "verdict");
   int ncases = 0, nfailed = 0;

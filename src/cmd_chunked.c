@@ -112,6 +112,7 @@ int cmd_chunked(int argc, char **argv) {
   if ((rc = experiment_problem("chunked", &src, &a.o, len, a.backend == BACKEND_GPU, &full))) return rc;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("chunked", argc, argv, &a.o, &src, a.backend);
+  experiment_config_set(rep, "chunk", experiment_sizes_json(&a.chunks)); /* what it swept */
   fprintf(txt, "%7s %-9s %7s %9s %10s %10s %10s %10s\n", "len", "mode", "chunk", "density", "index ms", "attend ms",
           "total ms", "vs 1 pass");
   char err[ERR_LEN];

@@ -118,6 +118,8 @@ int cmd_correction(int argc, char **argv) {
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("correction", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
+  experiment_config_set(rep, "sparsity", cJSON_CreateDoubleArray(a.sparsity.v, a.sparsity.n)); /* what it swept */
+  experiment_config_corrections(rep);
   fprintf(txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
           "extra ms", "overhead");
   for (int di = 0; di < 2 && rc == EXIT_OK; di++)

@@ -171,6 +171,7 @@ int cmd_hpc_compare(int argc, char **argv) {
   const int gpu = a.backend == BACKEND_GPU;
   FILE *txt = experiment_text(&a.o);
   report *rep = experiment_report("hpc-ops", argc, argv, &a.o, &src, a.backend);
+  experiment_config_set(rep, "forced_density", cJSON_CreateDoubleArray(a.densities.v, a.densities.n)); /* swept */
   problem pb;
   if (gpu)
     rc = experiment_problem("hpc-compare", &src, &a.o, a.o.lens.v[0], 1, &pb);

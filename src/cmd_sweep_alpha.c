@@ -177,6 +177,7 @@ int cmd_sweep_alpha(int argc, char **argv) {
   report *rep = experiment_report("sweep-alpha", argc, argv, &a.o, &src, a.backend);
   experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
   experiment_config_set(rep, "alpha", cJSON_CreateDoubleArray(a.alphas.v, a.alphas.n)); /* what it swept */
+  experiment_config_corrections(rep);
   fprintf(txt, "%-5s %7s %9s %10s %12s %12s %10s %8s\n", "dtype", "alpha", "density", "total ms", "err (corr)",
           "err (none)", "mass", "needles");
   for (int di = 0; di < 2 && rc == EXIT_OK; di++)

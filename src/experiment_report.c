@@ -13,9 +13,7 @@
 #include "infile.h"
 
 void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src, const char *backend) {
-  cJSON *lens = cJSON_CreateArray();
-  for (int i = 0; i < o->lens.n; i++) cJSON_AddItemToArray(lens, cJSON_CreateNumber((double)o->lens.v[i]));
-  report_put(config, "len", lens);
+  report_put(config, "len", experiment_sizes_json(&o->lens));
   report_put_number(config, "hq", o->hq);
   report_put_number(config, "hkv", o->hkv);
   report_put_number(config, "dim", o->dim);
@@ -94,6 +92,19 @@ void experiment_config_set(report *rep, const char *key, cJSON *item) {
     report_set(report_config(rep), key, item);
   else
     cJSON_Delete(item);
+}
+
+void experiment_config_corrections(report *rep) {
+  cJSON *both = cJSON_CreateArray();
+  cJSON_AddItemToArray(both, cJSON_CreateTrue());
+  cJSON_AddItemToArray(both, cJSON_CreateFalse());
+  experiment_config_set(rep, "correction", both);
+}
+
+cJSON *experiment_sizes_json(const size_list *l) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < l->n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)l->v[i]));
+  return a;
 }
 
 int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc) {

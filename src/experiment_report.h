@@ -22,6 +22,13 @@ report *experiment_report(const char *name, int argc, char **argv, const fp2_opt
    where the shared options do not say it (--dtype both, a list of alphas). Takes item. */
 void experiment_config_set(report *rep, const char *key, cJSON *item);
 
+/* config.correction of a command that runs each pass both with and without the correction,
+   whatever --no-correction says: [true, false]. */
+void experiment_config_corrections(report *rep);
+
+/* A list of sizes or numbers as a JSON array, for experiment_config_set. */
+cJSON *experiment_sizes_json(const size_list *l);
+
 /* Writes the document (when there is one and rc is EXIT_OK) and frees it; returns rc, or
    EXIT_RUNTIME when the writing failed (said on stderr, prefixed by name). */
 int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc);
