@@ -13,48 +13,47 @@
 typedef struct correction_args {
   fp2_opts o;
   double_list sparsity;
-  int dtypes, backend;
+  int dtypes;
 } correction_args;
 
-static int attend_times(const correction_args *a, problem *pb, double density, int correction, pipeline_result *r,
+static int attend_times(const experiment_run *x, problem *pb, double density, int correction, pipeline_result *r,
                         char *err) {
-  pipeline_config cfg = {.density = density, .seed = (uint64_t)a->o.seed, .attend = 1};
+  pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->seed, .attend = 1};
   pb->p.correction = correction;
-  return backend_pipeline(a->backend, pb, &cfg, a->o.trials, r, err);
+  return backend_pipeline(x->backend, pb, &cfg, x->o->trials, r, err);
 }
 
-static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype dt, report *rep, FILE *txt) {
-  fp2_opts o = a->o;
-  o.dtype = dt;
-  problem pb;
-  const int64_t len = o.lens.v[0];
-  int rc = experiment_problem("correction", src, &o, len, a->backend == BACKEND_GPU, &pb);
-  if (rc) return rc;
+/* One dtype: every sparsity on its problem. */
+static int row(void *args, const experiment_run *x, problem *pb) {
+  const correction_args *a = args;
+  const fp2_dtype dt = (fp2_dtype)x->o->dtype;
+  const int64_t len = pb->lq[0];
   char err[ERR_LEN];
+  int rc = EXIT_OK;
   for (int i = 0; i < a->sparsity.n && rc == EXIT_OK; i++) {
     const double density = 1.0 - a->sparsity.v[i];
     fprintf(stderr, "fp2bench: correction: %s, sparsity %g\n", dtype_name(dt), a->sparsity.v[i]);
     pipeline_result on, off;
-    if (attend_times(a, &pb, density, 1, &on, err) != 0) {
+    if (attend_times(x, pb, density, 1, &on, err) != 0) {
       fail("correction: %s", err);
       rc = EXIT_RUNTIME;
       break;
     }
-    if (attend_times(a, &pb, density, 0, &off, err) != 0) {
+    if (attend_times(x, pb, density, 0, &off, err) != 0) {
       fail("correction: %s", err);
       pipeline_result_free(&on);
       rc = EXIT_RUNTIME;
       break;
     }
     density_stats d;
-    density_measure(&pb, &on.index, 1, &d);
+    density_measure(pb, &on.index, 1, &d);
     const double extra = on.ms_attend - off.ms_attend;
-    fprintf(txt, "%-5s %8.0f%% %9.2f%% %12.3f %12.3f %10.3f %9.1f%%\n", dtype_name(dt),
+    fprintf(x->txt, "%-5s %8.0f%% %9.2f%% %12.3f %12.3f %10.3f %9.1f%%\n", dtype_name(dt),
             100 * a->sparsity.v[i], 100 * density_overall(&d), on.ms_attend, off.ms_attend, extra,
             100 * extra / off.ms_attend);
-    fflush(txt);
-    if (rep) {
-      cJSON *row = report_add_row(rep);
+    fflush(x->txt);
+    if (x->rep) {
+      cJSON *row = report_add_row(x->rep);
       report_put_number(row, "len", (double)len);
       report_put_string(row, "dtype", dtype_name(dt));
       report_put_number(row, "sparsity", a->sparsity.v[i]);
@@ -70,25 +69,29 @@ static int run_dtype(const correction_args *a, const data_source *src, fp2_dtype
     pipeline_result_free(&on);
     pipeline_result_free(&off);
   }
-  problem_free(&pb);
   return rc;
 }
+
+static void begin(void *args, const experiment_run *x) {
+  const correction_args *a = args;
+  experiment_config_set(x->rep, "sparsity", cJSON_CreateDoubleArray(a->sparsity.v, a->sparsity.n)); /* swept */
+  experiment_config_corrections(x->rep);
+  fprintf(x->txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
+          "extra ms", "overhead");
+}
+
+static int in_sparsity_range(double v) { return v >= 0 && v < 1; }
 
 static int check_args(void *args, const data_source *src) {
   const correction_args *a = args;
   (void)src;
-  for (int i = 0; i < a->sparsity.n; i++)
-    if (!(a->sparsity.v[i] >= 0 && a->sparsity.v[i] < 1)) {
-      fail("correction: --sparsity: %g is outside [0,1)", a->sparsity.v[i]);
-      return EXIT_USAGE;
-    }
+  if (experiment_check_list("correction", "--sparsity", &a->sparsity, in_sparsity_range, "[0,1)")) return EXIT_USAGE;
   if (a->o.lens.n != 1) {
     fail("correction: --len takes one length");
     return EXIT_USAGE;
   }
   return 0;
 }
-
 static const experiment_cmd correction_cmd = {
     .name = "correction",
     .usage = "correction [options]",
@@ -96,6 +99,8 @@ static const experiment_cmd correction_cmd = {
                "over forced block masks from dense (sparsity 0) to 90% sparsity.",
     .check = check_args,
     .cpu_small = 1,
+    .begin = begin,
+    .row = row,
 };
 
 int cmd_correction(int argc, char **argv) {
@@ -111,18 +116,5 @@ int cmd_correction(int argc, char **argv) {
       OPTS_RUN(&a.o),
       OPT_TRIALS(&a.o),
   };
-  data_source src;
-  int rc = experiment_start(&correction_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
-  if (rc != EXPERIMENT_GO) return rc;
-  rc = EXIT_OK;
-  FILE *txt = experiment_text(&a.o);
-  report *rep = experiment_report("correction", argc, argv, &a.o, &src, a.backend);
-  experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
-  experiment_config_set(rep, "sparsity", cJSON_CreateDoubleArray(a.sparsity.v, a.sparsity.n)); /* what it swept */
-  experiment_config_corrections(rep);
-  fprintf(txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
-          "extra ms", "overhead");
-  for (int di = 0; di < 2 && rc == EXIT_OK; di++)
-    if (a.dtypes == DTYPES_BOTH || a.dtypes == di) rc = run_dtype(&a, &src, (fp2_dtype)di, rep, txt);
-  return experiment_write("correction", rep, &a.o, rc);
+  return experiment_main(&correction_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &a.dtypes);
 }

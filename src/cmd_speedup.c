@@ -20,7 +20,6 @@
 
 typedef struct speedup_args {
   fp2_opts o;
-  int backend;
   int dtypes; /* --dtype: an fp2_dtype or DTYPES_BOTH */
   const char *peers;
 } speedup_args;
@@ -85,29 +84,24 @@ static int own_dense(int backend, const problem *pb, int trials, peer_timing *ou
 
 /* The cpu backend times nothing worth a ratio (the oracle's wall time says nothing about the
    kernels): its rows give the density and the FLOP counts only, without attending. */
-static int density_only(const speedup_args *a, const data_source *src, int64_t len, fp2_dtype dt, report *rep,
-                        FILE *txt) {
-  fp2_opts o = a->o;
-  o.dtype = dt;
-  problem pb;
-  int rc = experiment_problem("speedup", src, &o, len, 0, &pb);
-  if (rc) return rc;
+static int density_only(const experiment_run *x, problem *pb) {
+  const fp2_opts *o = x->o;
+  const int64_t len = pb->lq[0];
   char err[ERR_LEN];
-  pipeline_config cfg = {.density = o.density, .seed = (uint64_t)o.seed, .attend = 0};
+  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .attend = 0};
   pipeline_result r;
-  if (backend_pipeline(BACKEND_CPU, &pb, &cfg, 1, &r, err) != 0) {
+  if (backend_pipeline(BACKEND_CPU, pb, &cfg, 1, &r, err) != 0) {
     fail("speedup: %s", err);
-    problem_free(&pb);
     return EXIT_RUNTIME;
   }
   density_stats d;
-  density_measure(&pb, &r.index, pb.p.correction, &d);
-  fprintf(txt, "%7lld %-5s %7.2f%%\n", (long long)len, dtype_name(dt), 100 * density_overall(&d));
-  fflush(txt);
-  if (rep) {
-    cJSON *row = report_add_row(rep);
+  density_measure(pb, &r.index, pb->p.correction, &d);
+  fprintf(x->txt, "%7lld %-5s %7.2f%%\n", (long long)len, dtype_name(o->dtype), 100 * density_overall(&d));
+  fflush(x->txt);
+  if (x->rep) {
+    cJSON *row = report_add_row(x->rep);
     report_put_number(row, "len", (double)len);
-    report_put_string(row, "dtype", dtype_name(dt));
+    report_put_string(row, "dtype", dtype_name(o->dtype));
     report_put_string(row, "kernel", r.kernel);
     report_put_number(row, "density", density_overall(&d));
     report_put_number(row, "flops_dense", flops_dense(&d));
@@ -115,66 +109,73 @@ static int density_only(const speedup_args *a, const data_source *src, int64_t l
   }
   density_free(&d);
   pipeline_result_free(&r);
-  problem_free(&pb);
   return EXIT_OK;
 }
 
-static int run_length(const speedup_args *a, const data_source *src, int64_t len, fp2_dtype dt, report *rep,
-                      FILE *txt) {
-  fp2_opts o = a->o;
-  o.dtype = dt;
-  problem pb;
-  int rc = experiment_problem("speedup", src, &o, len, a->backend == BACKEND_GPU, &pb);
-  if (rc) return rc;
+static int run_length(const speedup_args *a, const experiment_run *x, problem *pb) {
+  const fp2_opts *o = x->o;
+  const int64_t len = pb->lq[0];
+  const fp2_dtype dt = (fp2_dtype)o->dtype;
   char err[ERR_LEN];
-  pipeline_config cfg = {.density = o.density, .seed = (uint64_t)o.seed, .attend = 1};
+  int rc;
+  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .attend = 1};
   pipeline_result r;
   peer_timing b[1 + PEERS_MAX];
   peer_skip skipped[PEERS_MAX];
   int nb = 0, nskipped = 0;
-  if (backend_pipeline(a->backend, &pb, &cfg, a->o.trials, &r, err) != 0) {
+  if (backend_pipeline(x->backend, pb, &cfg, o->trials, &r, err) != 0) {
     fail("speedup: %s", err);
-    problem_free(&pb);
     return EXIT_RUNTIME;
   }
   density_stats d;
-  density_measure(&pb, &r.index, pb.p.correction, &d);
+  density_measure(pb, &r.index, pb->p.correction, &d);
   /* Our sparse attention without correction on the identical index: what a sparse peer computes;
      under --no-correction that is the pass just timed. */
   pipeline_config nc_cfg = {.density = -1, .index = &r.index, .attend = 1};
   pipeline_result nc_run, *nc = &r;
-  const int correction = pb.p.correction;
-  pb.p.correction = 0;
-  rc = correction ? backend_pipeline(a->backend, &pb, &nc_cfg, a->o.trials, &nc_run, err) : 0;
-  pb.p.correction = correction;
+  const int correction = pb->p.correction;
+  pb->p.correction = 0;
+  rc = correction ? backend_pipeline(x->backend, pb, &nc_cfg, o->trials, &nc_run, err) : 0;
+  pb->p.correction = correction;
   if (correction && rc == 0) nc = &nc_run;
   if (rc != 0) {
     fail("speedup: without correction: %s", err);
     density_free(&d);
     pipeline_result_free(&r);
-    problem_free(&pb);
     return EXIT_RUNTIME;
   }
   rc = EXIT_OK;
-  if (own_dense(a->backend, &pb, a->o.trials, &b[nb], err) != 0) {
+  if (own_dense(x->backend, pb, o->trials, &b[nb], err) != 0) {
     fail("speedup: dense: %s", err);
     rc = EXIT_RUNTIME;
   } else {
     nb++;
   }
-  if (rc == EXIT_OK && a->backend == BACKEND_GPU)
-    nb += peers_run(a->peers, &pb, &r.index, a->o.trials, &b[nb], skipped, &nskipped);
+  if (rc == EXIT_OK && x->backend == BACKEND_GPU)
+    nb += peers_run(a->peers, pb, &r.index, o->trials, &b[nb], skipped, &nskipped);
   if (rc == EXIT_OK) {
-    print_row(txt, len, dt, &d, &r, nc, b, nb);
-    fflush(txt);
-    if (rep) add_row(rep, len, dt, &d, &r, nc, b, nb, skipped, nskipped);
+    print_row(x->txt, len, dt, &d, &r, nc, b, nb);
+    fflush(x->txt);
+    if (x->rep) add_row(x->rep, len, dt, &d, &r, nc, b, nb, skipped, nskipped);
   }
   for (int i = 0; i < nb; i++) free(b[i].trials_ms);
   density_free(&d);
   if (nc != &r) pipeline_result_free(nc);
   pipeline_result_free(&r);
-  problem_free(&pb);
   return rc;
+}
+
+/* One (dtype, length): timed on the gpu, the density alone on the cpu. */
+static int row(void *args, const experiment_run *x, problem *pb) {
+  return x->backend == BACKEND_GPU ? run_length(args, x, pb) : density_only(x, pb);
+}
+
+static void begin(void *args, const experiment_run *x) {
+  (void)args;
+  if (x->backend == BACKEND_GPU)
+    print_header(x->txt);
+  else
+    fprintf(x->txt, "%7s %-5s %8s\n", "len", "dtype", "density");
 }
 
 static int check_args(void *args, const data_source *src) {
@@ -206,6 +207,9 @@ static const experiment_cmd speedup_cmd = {
     .check = check_args,
     .cpu_note = "the cpu backend times nothing (the speedups need a GPU): it gives the density",
     .cpu_small = 1,
+    .progress = PROGRESS_DTYPE_LEN,
+    .begin = begin,
+    .row = row,
 };
 
 int cmd_speedup(int argc, char **argv) {
@@ -222,24 +226,5 @@ int cmd_speedup(int argc, char **argv) {
       {"--peers", OPT_STRING, &a.peers, "LIST", "peers to time beside ours: " PEERS_CHOICES " or none"},
       OPT_TRIALS(&a.o),
   };
-  data_source src;
-  int rc = experiment_start(&speedup_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
-  if (rc != EXPERIMENT_GO) return rc;
-  rc = EXIT_OK;
-  FILE *txt = experiment_text(&a.o);
-  report *rep = experiment_report("speedup", argc, argv, &a.o, &src, a.backend);
-  experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
-  const int timed = a.backend == BACKEND_GPU;
-  if (timed)
-    print_header(txt);
-  else
-    fprintf(txt, "%7s %-5s %8s\n", "len", "dtype", "density");
-  for (int di = 0; di < 2 && rc == EXIT_OK; di++) {
-    if (a.dtypes != DTYPES_BOTH && a.dtypes != di) continue;
-    for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
-      fprintf(stderr, "fp2bench: speedup: %s, len %lld\n", dtype_name(di), (long long)a.o.lens.v[li]);
-      rc = (timed ? run_length : density_only)(&a, &src, a.o.lens.v[li], (fp2_dtype)di, rep, txt);
-    }
-  }
-  return experiment_write("speedup", rep, &a.o, rc);
+  return experiment_main(&speedup_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &a.dtypes);
 }

@@ -107,6 +107,53 @@ int experiment_start(const experiment_cmd *cmd, int argc, char **argv, const opt
   return EXPERIMENT_GO;
 }
 
+int experiment_main(const experiment_cmd *cmd, int argc, char **argv, const opt_spec *specs, int nspecs,
+                    fp2_opts *o, void *args, const int *dtypes) {
+  data_source src;
+  int backend;
+  int rc = experiment_start(cmd, argc, argv, specs, nspecs, o, args, &src, &backend);
+  if (rc != EXPERIMENT_GO) return rc;
+  rc = EXIT_OK;
+  const char *experiment = cmd->experiment ? cmd->experiment : cmd->name;
+  experiment_run x = {o, &src, backend, experiment_report(experiment, argc, argv, o, &src, backend),
+                      experiment_text(o)};
+  if (dtypes) experiment_config_set(x.rep, "dtype", cJSON_CreateString(dtypes_name(*dtypes)));
+  if (cmd->begin) cmd->begin(args, &x);
+  const int shape_only = cmd->shape_only_on_cpu && backend == BACKEND_CPU;
+  for (int dt = FP2_BF16; dt <= FP2_FP8 && rc == EXIT_OK; dt++) {
+    if (dtypes ? *dtypes != DTYPES_BOTH && *dtypes != dt : o->dtype != dt) continue;
+    fp2_opts row = *o;
+    row.dtype = dt;
+    x.o = &row;
+    for (int li = 0; li < o->lens.n && rc == EXIT_OK; li++) {
+      if (cmd->progress == PROGRESS_LEN)
+        fprintf(stderr, "fp2bench: %s: len %lld\n", cmd->name, (long long)o->lens.v[li]);
+      else if (cmd->progress == PROGRESS_DTYPE_LEN)
+        fprintf(stderr, "fp2bench: %s: %s, len %lld\n", cmd->name, dtype_name(dt), (long long)o->lens.v[li]);
+      problem pb;
+      if (shape_only)
+        source_shape((const source_request[]){experiment_request(&row, o->lens.v[li])}, &pb);
+      else if ((rc = experiment_problem(cmd->name, &src, &row, o->lens.v[li], backend == BACKEND_GPU, &pb)))
+        break;
+      rc = cmd->row(args, &x, &pb);
+      problem_free(&pb);
+    }
+  }
+  x.o = o;
+  if (cmd->end) cmd->end(args, &x);
+  return experiment_write(cmd->name, x.rep, o, rc);
+}
+
+int experiment_check_list(const char *cmd, const char *option, const double_list *l, int (*in_range)(double),
+                          const char *range) {
+  for (int i = 0; i < l->n; i++)
+    if (!in_range(l->v[i])) {
+      fail("%s: %s: %g is outside %s", cmd, option, l->v[i], range);
+      return EXIT_USAGE;
+    }
+  return 0;
+}
+
 source_request experiment_request(const fp2_opts *o, int64_t len) {
   source_request rq = {.p = opts_params(o), .kernel_auto = o->kernel == KERNEL_AUTO, .batch = o->batch, .len = len,
                        .seed = (uint64_t)o->seed};

@@ -10,6 +10,15 @@
 #include "pipeline.h"
 #include "source.h"
 
+/* What a command's callbacks are handed: the run so far. */
+typedef struct experiment_run {
+  const fp2_opts *o;       /* the options, with this row's dtype */
+  const data_source *src;
+  int backend;             /* BACKEND_CPU or BACKEND_GPU */
+  report *rep;             /* the result document, NULL without --out */
+  FILE *txt;               /* the human-readable table (experiment_text) */
+} experiment_run;
+
 /* What a subcommand tells the driver about itself. */
 typedef struct experiment_cmd {
   const char *name;             /* the subcommand, prefixing its messages */
@@ -22,7 +31,27 @@ typedef struct experiment_cmd {
      without --len (and without a --data file, which has its own length) it runs at 1K, and
      says so on stderr. */
   int cpu_small;
+  /* experiment_main's: */
+  const char *experiment; /* the result's experiment name (NULL: name), naming its plot */
+  int shape_only_on_cpu;  /* the cpu backend's rows need only the problem's geometry (source_shape) */
+  int progress;           /* before each row, "fp2bench: <name>: [<dtype>, ]len <L>" on stderr */
+  /* After the result document is made, before any row: the config's extras and the table's
+     header. NULL: none. */
+  void (*begin)(void *args, const experiment_run *x);
+  /* One row per (dtype, length), on its problem (which the driver frees): EXIT_OK, or the
+     exit code that ends the run, said on stderr. */
+  int (*row)(void *args, const experiment_run *x, problem *pb);
+  /* After the rows, whatever their outcome (NULL: none). */
+  void (*end)(void *args, const experiment_run *x);
 } experiment_cmd;
+
+/* A command's check of a list option: each value v must have in_range(v); else says
+   "<cmd>: <option>: v is outside <range>" and returns EXIT_USAGE. 0 when all are. */
+int experiment_check_list(const char *cmd, const char *option, const double_list *l, int (*in_range)(double),
+                          const char *range);
+
+/* experiment_cmd.progress: none, the length, or the dtype and the length. */
+enum { PROGRESS_NONE, PROGRESS_LEN, PROGRESS_DTYPE_LEN };
 
 /* experiment_start's "carry on": any other value is the exit code to return. */
 #define EXPERIMENT_GO (-1)
@@ -36,6 +65,13 @@ typedef struct experiment_cmd {
    (BACKEND_CPU or BACKEND_GPU) set, or the exit code: EXIT_OK after --help. */
 int experiment_start(const experiment_cmd *cmd, int argc, char **argv, const opt_spec *specs, int nspecs,
                      fp2_opts *o, void *args, data_source *src, int *backend);
+
+/* A whole experiment: experiment_start, then the result document (experiment_report; with
+   dtypes, an fp2_dtype or DTYPES_BOTH, its config.dtype says which ran), begin, a row for each
+   dtype (dtypes, or the options' one when NULL) and each length of the options, end, and the
+   writing (experiment_write). Returns the exit code. */
+int experiment_main(const experiment_cmd *cmd, int argc, char **argv, const opt_spec *specs, int nspecs,
+                    fp2_opts *o, void *args, const int *dtypes);
 
 /* The source request of the options at one length. */
 source_request experiment_request(const fp2_opts *o, int64_t len);
