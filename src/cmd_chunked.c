@@ -14,7 +14,6 @@
 typedef struct chunked_args {
   fp2_opts o;
   size_list chunks;
-  int backend;
 } chunked_args;
 
 typedef struct pass_total {
@@ -23,10 +22,10 @@ typedef struct pass_total {
   double computed, causal; /* pairs */
 } pass_total;
 
-static int one_pass(const chunked_args *a, problem *pb, pass_total *t, char *err) {
-  pipeline_config cfg = {.density = a->o.density, .seed = (uint64_t)a->o.seed, .attend = 1};
+static int one_pass(const experiment_run *x, problem *pb, pass_total *t, char *err) {
+  pipeline_config cfg = {.density = x->o->density, .seed = (uint64_t)x->o->seed, .attend = 1};
   pipeline_result r;
-  if (backend_pipeline(a->backend, pb, &cfg, a->o.trials, &r, err) != 0) return -1;
+  if (backend_pipeline(x->backend, pb, &cfg, x->o->trials, &r, err) != 0) return -1;
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
   t->kernel = r.kernel;
@@ -40,13 +39,13 @@ static int one_pass(const chunked_args *a, problem *pb, pass_total *t, char *err
 }
 
 /* The prompt in chunks of `chunk` queries (the last one shorter when chunk does not divide it). */
-static int chunked_pass(const chunked_args *a, const problem *full, int chunk, pass_total *t, char *err) {
+static int chunked_pass(const experiment_run *x, const problem *full, int chunk, pass_total *t, char *err) {
   const int len = full->lq[0];
   for (int first = 0; first < len; first += chunk) {
     problem c;
     problem_chunk(full, first, first + chunk < len ? chunk : len - first, &c);
-    problem_prepare(&c, a->backend == BACKEND_GPU);
-    int rc = one_pass(a, &c, t, err);
+    problem_prepare(&c, x->backend == BACKEND_GPU);
+    int rc = one_pass(x, &c, t, err);
     problem_free(&c);
     if (rc != 0) return -1;
   }
@@ -71,6 +70,40 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
   report_put_number(row, "time_vs_one_pass", total / whole_total);
 }
 
+/* The prompt in one pass, then in chunks of each size. */
+static int row(void *args, const experiment_run *x, problem *full) {
+  const chunked_args *a = args;
+  const int64_t len = full->lq[0];
+  char err[ERR_LEN];
+  int rc = EXIT_OK;
+  pass_total whole = {0, 0, 0, 0};
+  fprintf(stderr, "fp2bench: chunked: one pass\n");
+  if (one_pass(x, full, &whole, err) != 0) {
+    fail("chunked: %s", err);
+    rc = EXIT_RUNTIME;
+  } else {
+    emit(x->txt, x->rep, len, "one-pass", len, &whole, &whole);
+  }
+  for (int i = 0; i < a->chunks.n && rc == EXIT_OK; i++) {
+    pass_total t = {0, 0, 0, 0};
+    fprintf(stderr, "fp2bench: chunked: chunks of %lld\n", (long long)a->chunks.v[i]);
+    if (chunked_pass(x, full, (int)a->chunks.v[i], &t, err) != 0) {
+      fail("chunked: %s", err);
+      rc = EXIT_RUNTIME;
+      break;
+    }
+    emit(x->txt, x->rep, len, "chunked", a->chunks.v[i], &t, &whole);
+  }
+  return rc;
+}
+
+static void begin(void *args, const experiment_run *x) {
+  const chunked_args *a = args;
+  experiment_config_set(x->rep, "chunk", experiment_sizes_json(&a->chunks)); /* what it swept */
+  fprintf(x->txt, "%7s %-9s %7s %9s %10s %10s %10s %10s\n", "len", "mode", "chunk", "density", "index ms",
+          "attend ms", "total ms", "vs 1 pass");
+}
+
 static int check_args(void *args, const data_source *src) {
   const chunked_args *a = args;
   (void)src;
@@ -92,6 +125,8 @@ static const experiment_cmd chunked_cmd = {
     .summary = "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
                "end with the index re-run per chunk; total time and density against one pass.",
     .check = check_args,
+    .begin = begin,
+    .row = row,
 };
 
 int cmd_chunked(int argc, char **argv) {
@@ -104,36 +139,5 @@ int cmd_chunked(int argc, char **argv) {
       {"--chunk", OPT_SIZE_LIST, &a.chunks, "C[,C...]", "query chunk sizes"},
       OPT_TRIALS(&a.o),
   };
-  data_source src;
-  int rc = experiment_start(&chunked_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
-  if (rc != EXPERIMENT_GO) return rc;
-  problem full;
-  const int64_t len = a.o.lens.v[0];
-  if ((rc = experiment_problem("chunked", &src, &a.o, len, a.backend == BACKEND_GPU, &full))) return rc;
-  FILE *txt = experiment_text(&a.o);
-  report *rep = experiment_report("chunked", argc, argv, &a.o, &src, a.backend);
-  experiment_config_set(rep, "chunk", experiment_sizes_json(&a.chunks)); /* what it swept */
-  fprintf(txt, "%7s %-9s %7s %9s %10s %10s %10s %10s\n", "len", "mode", "chunk", "density", "index ms", "attend ms",
-          "total ms", "vs 1 pass");
-  char err[ERR_LEN];
-  pass_total whole = {0, 0, 0, 0};
-  fprintf(stderr, "fp2bench: chunked: one pass\n");
-  if (one_pass(&a, &full, &whole, err) != 0) {
-    fail("chunked: %s", err);
-    rc = EXIT_RUNTIME;
-  } else {
-    emit(txt, rep, len, "one-pass", len, &whole, &whole);
-  }
-  for (int i = 0; i < a.chunks.n && rc == EXIT_OK; i++) {
-    pass_total t = {0, 0, 0, 0};
-    fprintf(stderr, "fp2bench: chunked: chunks of %lld\n", (long long)a.chunks.v[i]);
-    if (chunked_pass(&a, &full, (int)a.chunks.v[i], &t, err) != 0) {
-      fail("chunked: %s", err);
-      rc = EXIT_RUNTIME;
-      break;
-    }
-    emit(txt, rep, len, "chunked", a.chunks.v[i], &t, &whole);
-  }
-  problem_free(&full);
-  return experiment_write("chunked", rep, &a.o, rc);
+  return experiment_main(&chunked_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, NULL);
 }

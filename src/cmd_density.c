@@ -132,6 +132,54 @@ static int check_args(void *args, const data_source *src) {
   return 0;
 }
 
+/* One length. */
+static int row(void *args, const experiment_run *x, problem *pb) {
+  const density_args *a = args;
+  const fp2_opts *o = x->o;
+  const int gpu = x->backend == BACKEND_GPU;
+  /* The gpu selects every tile; the cpu oracle scores a sample of them at long lengths. */
+  unsigned char *want = gpu ? NULL : sample_tiles(pb, a->tiles, (uint64_t)o->seed);
+  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .want = want,
+                         .pooled = POOLED_EXACT, .prob = PROB_EXACT};
+  pipeline_result r;
+  char err[ERR_LEN];
+  if (backend_pipeline(x->backend, pb, &cfg, 1, &r, err) != 0) {
+    fail("density: gpu: %s", err);
+    free(want);
+    return EXIT_RUNTIME;
+  }
+  density_stats d;
+  density_measure(pb, &r.index, pb->p.correction, &d);
+  /* Needle recall over the question tiles, which a tile sample may have missed. */
+  density_row m = {.needle = NAN};
+  unsigned char *question = gpu ? NULL : needle_segments(pb);
+  if (gpu || !question) {
+    m.needle = needle_recall(pb, &r.index, &m.needle_rows);
+  } else {
+    csr_index qidx;
+    ref_select(pb, r.kbar, r.kbar_scale, question, &qidx, NULL, 0);
+    m.needle = needle_recall(pb, &qidx, &m.needle_rows);
+    csr_free(&qidx);
+  }
+  free(question);
+  measure_rows(pb, o, a->rows, &m);
+  const data_source *src = x->src;
+  m.target = src->is_file || src->synth == SYNTH_RANDOM ? (synth_target){NAN, NAN, NAN}
+                                                        : synth_llm_target(&pb->p, pb->lq[0]);
+  print_row(x->txt, pb, &r.index, &d, &m);
+  fflush(x->txt);
+  if (x->rep) add_row(x->rep, pb, &r.index, &d, &m);
+  density_free(&d);
+  pipeline_result_free(&r);
+  free(want);
+  return EXIT_OK;
+}
+
+static void begin(void *args, const experiment_run *x) {
+  (void)args;
+  print_header(x->txt);
+}
+
 static const experiment_cmd density_cmd = {
     .name = "density",
     .usage = "density [options]",
@@ -142,6 +190,9 @@ static const experiment_cmd density_cmd = {
                "synth:llm is calibrated to (at the default shape and selection).",
     .check = check_args,
     .cpu_small = 1,
+    .progress = PROGRESS_LEN,
+    .begin = begin,
+    .row = row,
 };
 
 int cmd_density(int argc, char **argv) {
@@ -154,54 +205,5 @@ int cmd_density(int argc, char **argv) {
       {"--tiles", OPT_INT, &a.tiles, "N", "cpu: query tiles scored per KV head (all when fewer)"},
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for mass recall and error"},
   };
-  data_source src;
-  int backend;
-  int rc = experiment_start(&density_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);
-  if (rc != EXPERIMENT_GO) return rc;
-  rc = EXIT_OK;
-  FILE *txt = experiment_text(&a.o);
-  const int gpu = backend == BACKEND_GPU;
-  report *rep = experiment_report("density", argc, argv, &a.o, &src, backend);
-  print_header(txt);
-  for (int li = 0; li < a.o.lens.n && rc == EXIT_OK; li++) {
-    fprintf(stderr, "fp2bench: density: len %lld\n", (long long)a.o.lens.v[li]);
-    problem pb;
-    if ((rc = experiment_problem("density", &src, &a.o, a.o.lens.v[li], gpu, &pb))) break;
-    /* The gpu selects every tile; the cpu oracle scores a sample of them at long lengths. */
-    unsigned char *want = gpu ? NULL : sample_tiles(&pb, a.tiles, (uint64_t)a.o.seed);
-    pipeline_config cfg = {.density = a.o.density, .seed = (uint64_t)a.o.seed, .want = want,
-                           .pooled = POOLED_EXACT, .prob = PROB_EXACT};
-    pipeline_result r;
-    char err[ERR_LEN];
-    if (backend_pipeline(backend, &pb, &cfg, 1, &r, err) != 0) {
-      fail("density: gpu: %s", err);
-      problem_free(&pb);
-      rc = EXIT_RUNTIME;
-      break;
-    }
-    density_stats d;
-    density_measure(&pb, &r.index, pb.p.correction, &d);
-    /* Needle recall over the question tiles, which a tile sample may have missed. */
-    density_row m = {.needle = NAN};
-    unsigned char *question = gpu ? NULL : needle_segments(&pb);
-    if (gpu || !question) {
-      m.needle = needle_recall(&pb, &r.index, &m.needle_rows);
-    } else {
-      csr_index qidx;
-      ref_select(&pb, r.kbar, r.kbar_scale, question, &qidx, NULL, 0);
-      m.needle = needle_recall(&pb, &qidx, &m.needle_rows);
-      csr_free(&qidx);
-    }
-    free(question);
-    measure_rows(&pb, &a.o, a.rows, &m);
-    m.target = src.is_file || src.synth == SYNTH_RANDOM ? (synth_target){NAN, NAN, NAN} : synth_llm_target(&pb.p, pb.lq[0]);
-    print_row(txt, &pb, &r.index, &d, &m);
-    fflush(txt);
-    if (rep) add_row(rep, &pb, &r.index, &d, &m);
-    density_free(&d);
-    pipeline_result_free(&r);
-    free(want);
-    problem_free(&pb);
-  }
-  return experiment_write("density", rep, &a.o, rc);
+  return experiment_main(&density_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, NULL);
 }

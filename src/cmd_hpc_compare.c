@@ -27,7 +27,6 @@
 typedef struct hpc_args {
   fp2_opts o;
   double_list densities;
-  int backend;
 } hpc_args;
 
 typedef struct index_bytes {
@@ -60,13 +59,15 @@ static void print_header(FILE *f, int gpu) {
   fprintf(f, "\n");
 }
 
-static int run_density(const hpc_args *a, problem *pb, double density, report *rep, FILE *txt) {
-  const int gpu = a->backend == BACKEND_GPU;
-  pipeline_config cfg = {.density = density, .seed = (uint64_t)a->o.seed, .attend = gpu};
+static int run_density(const experiment_run *x, problem *pb, double density) {
+  const int gpu = x->backend == BACKEND_GPU;
+  report *rep = x->rep;
+  FILE *txt = x->txt;
+  pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->seed, .attend = gpu};
   pipeline_result r;
   char err[ERR_LEN];
   if (gpu) {
-    if (backend_pipeline(a->backend, pb, &cfg, a->o.trials, &r, err) != 0) {
+    if (backend_pipeline(x->backend, pb, &cfg, x->o->trials, &r, err) != 0) {
       fail("hpc-compare: %s", err);
       return EXIT_RUNTIME;
     }
@@ -85,7 +86,7 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
   peer_skip skipped[PEERS_MAX];
   int npeers = 0, nskipped = 0;
   if (gpu) {
-    peer_torch_run(pb, &r.index, a->o.trials, "hpc,fpv2_kernel", "hpc,fpv2", peers, &npeers, skipped, &nskipped);
+    peer_torch_run(pb, &r.index, x->o->trials, "hpc,fpv2_kernel", "hpc,fpv2", peers, &npeers, skipped, &nskipped);
     fprintf(txt, " %11.3f ", r.ms_attend);
     for (int i = 0; i < npeers; i++) {
       const double ms = stats_median(peers[i].trials_ms, peers[i].trials);
@@ -121,14 +122,49 @@ static int run_density(const hpc_args *a, problem *pb, double density, report *r
   return EXIT_OK;
 }
 
+/* The one length: every forced density on its problem (its geometry alone on the cpu). */
+static int row(void *args, const experiment_run *x, problem *pb) {
+  const hpc_args *a = args;
+  int rc = EXIT_OK;
+  print_header(x->txt, x->backend == BACKEND_GPU);
+  for (int i = 0; i < a->densities.n && rc == EXIT_OK; i++) {
+    fprintf(stderr, "fp2bench: hpc-compare: density %g (%d of %d)\n", a->densities.v[i], i + 1, a->densities.n);
+    rc = run_density(x, pb, a->densities.v[i]);
+  }
+  return rc;
+}
+
+static void begin(void *args, const experiment_run *x) {
+  const hpc_args *a = args;
+  experiment_config_set(x->rep, "forced_density", cJSON_CreateDoubleArray(a->densities.v, a->densities.n)); /* swept */
+}
+
+/* What the result does not hold, said in the table and in config.not_run. */
+static void end(void *args, const experiment_run *x) {
+  (void)args;
+  static const char *not_run[][2] = {
+      {"mask_driven_skip", "the index- versus mask-driven skip ablation needs a mask-driven variant of our "
+                           "attention kernel, which does not exist yet"},
+      {"hpc,fpv2", "the peers are timed on the gpu backend only"},
+  };
+  cJSON *skipped = cJSON_CreateArray();
+  for (int i = 0; i < (x->backend == BACKEND_GPU ? 1 : 2); i++) {
+    fprintf(x->txt, "not run: %s\n", not_run[i][1]);
+    cJSON *s = cJSON_CreateObject();
+    report_put_string(s, "name", not_run[i][0]);
+    report_put_string(s, "why", not_run[i][1]);
+    cJSON_AddItemToArray(skipped, s);
+  }
+  experiment_config_set(x->rep, "not_run", skipped);
+}
+
+static int in_density_range(double v) { return v > 0 && v <= 1; }
+
 static int check_args(void *args, const data_source *src) {
   const hpc_args *a = args;
   (void)src;
-  for (int i = 0; i < a->densities.n; i++)
-    if (!(a->densities.v[i] > 0 && a->densities.v[i] <= 1)) {
-      fail("hpc-compare: --densities: %g is outside (0,1]", a->densities.v[i]);
-      return EXIT_USAGE;
-    }
+  if (experiment_check_list("hpc-compare", "--densities", &a->densities, in_density_range, "(0,1]"))
+    return EXIT_USAGE;
   if (a->o.lens.n != 1) {
     fail("hpc-compare: --len takes one length");
     return EXIT_USAGE;
@@ -149,6 +185,11 @@ static const experiment_cmd hpc_cmd = {
                "The cpu backend counts the index only. The index- versus mask-driven skip\n"
                "ablation is not implemented yet (the output says so).",
     .check = check_args,
+    .experiment = "hpc-ops",
+    .shape_only_on_cpu = 1,
+    .begin = begin,
+    .row = row,
+    .end = end,
 };
 
 int cmd_hpc_compare(int argc, char **argv) {
@@ -164,40 +205,5 @@ int cmd_hpc_compare(int argc, char **argv) {
       OPTS_RUN(&a.o),
       OPT_TRIALS(&a.o),
   };
-  data_source src;
-  int rc = experiment_start(&hpc_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
-  if (rc != EXPERIMENT_GO) return rc;
-  rc = EXIT_OK;
-  const int gpu = a.backend == BACKEND_GPU;
-  FILE *txt = experiment_text(&a.o);
-  report *rep = experiment_report("hpc-ops", argc, argv, &a.o, &src, a.backend);
-  experiment_config_set(rep, "forced_density", cJSON_CreateDoubleArray(a.densities.v, a.densities.n)); /* swept */
-  problem pb;
-  if (gpu)
-    rc = experiment_problem("hpc-compare", &src, &a.o, a.o.lens.v[0], 1, &pb);
-  else /* the index alone needs only the shape */
-    source_shape((const source_request[]){experiment_request(&a.o, a.o.lens.v[0])}, &pb);
-  if (rc == EXIT_OK) {
-    print_header(txt, gpu);
-    for (int i = 0; i < a.densities.n && rc == EXIT_OK; i++) {
-      fprintf(stderr, "fp2bench: hpc-compare: density %g (%d of %d)\n", a.densities.v[i], i + 1, a.densities.n);
-      rc = run_density(&a, &pb, a.densities.v[i], rep, txt);
-    }
-    problem_free(&pb);
-  }
-  static const char *not_run[][2] = {
-      {"mask_driven_skip", "the index- versus mask-driven skip ablation needs a mask-driven variant of our "
-                           "attention kernel, which does not exist yet"},
-      {"hpc,fpv2", "the peers are timed on the gpu backend only"},
-  };
-  cJSON *skipped = cJSON_CreateArray();
-  for (int i = 0; i < (gpu ? 1 : 2); i++) {
-    fprintf(txt, "not run: %s\n", not_run[i][1]);
-    cJSON *s = cJSON_CreateObject();
-    report_put_string(s, "name", not_run[i][0]);
-    report_put_string(s, "why", not_run[i][1]);
-    cJSON_AddItemToArray(skipped, s);
-  }
-  experiment_config_set(rep, "not_run", skipped);
-  return experiment_write("hpc-compare", rep, &a.o, rc);
+  return experiment_main(&hpc_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, NULL);
 }

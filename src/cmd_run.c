@@ -95,6 +95,55 @@ static int check_args(void *args, const data_source *src) {
   return 0;
 }
 
+/* The one pass. */
+static int row(void *args, const experiment_run *x, problem *pb) {
+  const run_args *a = args;
+  const fp2_opts *o = x->o;
+  const int gpu = x->backend == BACKEND_GPU;
+  fprintf(stderr, "fp2bench: run: %s, len %d, batch %d, heads %d:%d, dim %d, %s, %s\n", source_name(x->src),
+          pb->lq[0], pb->batch, pb->p.hq, pb->p.hkv, pb->p.dim, dtype_name(o->dtype),
+          gpu ? "gpu backend" : "cpu backend (fp64 oracle)");
+  int64_t score_elems = (int64_t)pb->p.hkv * pb->cu_tiles[1] * pb->cu_blocks[1];
+  pipeline_config cfg = {.density = o->density,
+                         .seed = (uint64_t)o->seed,
+                         .want = NULL,
+                         .want_score = a->dump && pb->batch == 1 && score_elems <= SCORE_DUMP_MAX,
+                         .attend = 1,
+                         .keep_outputs = 1,
+                         .pooled = POOLED_EXACT,
+                         .prob = PROB_EXACT};
+  pipeline_result r;
+  char err[ERR_LEN];
+  if (backend_pipeline(x->backend, pb, &cfg, o->trials, &r, err) != 0) {
+    fail("run: gpu: %s", err);
+    return EXIT_RUNTIME;
+  }
+
+  density_stats d;
+  density_measure(pb, &r.index, pb->p.correction, &d);
+  row_sample rows;
+  sample_rows(pb, a->rows, (uint64_t)o->seed, &rows);
+  full_reference ref;
+  full_reference_compute(pb, &rows, &ref);
+  quality q;
+  quality_measure(pb, &r.index, &rows, &ref, r.o, &q);
+  full_reference_free(&ref);
+  int needle_rows;
+  double needle = needle_recall(pb, &r.index, &needle_rows);
+  print_summary(x->txt, &r, &d, &q, needle, needle_rows);
+
+  int rc = EXIT_OK;
+  if (a->dump && pass_dump(a->dump, pb, &r, err) != 0) {
+    fail("run: %s", err);
+    rc = EXIT_RUNTIME;
+  }
+  if (rc == EXIT_OK && x->rep) add_row(x->rep, pb, &r, &d, &q, needle, needle_rows);
+  row_sample_free(&rows);
+  density_free(&d);
+  pipeline_result_free(&r);
+  return rc;
+}
+
 static const experiment_cmd run_cmd = {
     .name = "run",
     .usage = "run [options]",
@@ -102,6 +151,7 @@ static const experiment_cmd run_cmd = {
                "and quality against full attention on sampled rows.",
     .check = check_args,
     .cpu_small = 1,
+    .row = row,
 };
 
 int cmd_run(int argc, char **argv) {
@@ -113,60 +163,5 @@ int cmd_run(int argc, char **argv) {
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
       OPT_TRIALS(&a.o),
   };
-  data_source src;
-  int backend;
-  int rc = experiment_start(&run_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);
-  if (rc != EXPERIMENT_GO) return rc;
-
-  problem pb;
-  const int gpu = backend == BACKEND_GPU;
-  if ((rc = experiment_problem("run", &src, &a.o, a.o.lens.v[0], gpu, &pb))) return rc;
-  fprintf(stderr, "fp2bench: run: %s, len %d, batch %d, heads %d:%d, dim %d, %s, %s\n", source_name(&src), pb.lq[0],
-          pb.batch, pb.p.hq, pb.p.hkv, pb.p.dim, dtype_name(a.o.dtype),
-          gpu ? "gpu backend" : "cpu backend (fp64 oracle)");
-  int64_t score_elems = (int64_t)pb.p.hkv * pb.cu_tiles[1] * pb.cu_blocks[1];
-  pipeline_config cfg = {.density = a.o.density,
-                         .seed = (uint64_t)a.o.seed,
-                         .want = NULL,
-                         .want_score = a.dump && pb.batch == 1 && score_elems <= SCORE_DUMP_MAX,
-                         .attend = 1,
-                         .keep_outputs = 1,
-                         .pooled = POOLED_EXACT,
-                         .prob = PROB_EXACT};
-  pipeline_result r;
-  char err[ERR_LEN];
-  if (backend_pipeline(backend, &pb, &cfg, a.o.trials, &r, err) != 0) {
-    fail("run: gpu: %s", err);
-    problem_free(&pb);
-    return EXIT_RUNTIME;
-  }
-
-  density_stats d;
-  density_measure(&pb, &r.index, pb.p.correction, &d);
-  row_sample rows;
-  sample_rows(&pb, a.rows, (uint64_t)a.o.seed, &rows);
-  full_reference ref;
-  full_reference_compute(&pb, &rows, &ref);
-  quality q;
-  quality_measure(&pb, &r.index, &rows, &ref, r.o, &q);
-  full_reference_free(&ref);
-  int needle_rows;
-  double needle = needle_recall(&pb, &r.index, &needle_rows);
-  print_summary(experiment_text(&a.o), &r, &d, &q, needle, needle_rows);
-
-  rc = EXIT_OK;
-  if (a.dump && pass_dump(a.dump, &pb, &r, err) != 0) {
-    fail("run: %s", err);
-    rc = EXIT_RUNTIME;
-  }
-  if (rc == EXIT_OK && a.o.out) {
-    report *rep = experiment_report("run", argc, argv, &a.o, &src, backend);
-    add_row(rep, &pb, &r, &d, &q, needle, needle_rows);
-    rc = experiment_write("run", rep, &a.o, rc);
-  }
-  row_sample_free(&rows);
-  density_free(&d);
-  pipeline_result_free(&r);
-  problem_free(&pb);
-  return rc;
+  return experiment_main(&run_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, NULL);
 }

@@ -18,7 +18,7 @@ typedef struct sweep_args {
   fp2_opts o;
   double_list alphas;
   int dtypes; /* an fp2_dtype or DTYPES_BOTH */
-  int rows, backend;
+  int rows;
 } sweep_args;
 
 typedef struct sweep_point {
@@ -29,15 +29,15 @@ typedef struct sweep_point {
 } sweep_point;
 
 /* The sparse pass at the problem's alpha, with and without correction, and its quality. */
-static int measure(const sweep_args *a, problem *pb, const row_sample *rows, const full_reference *ref,
+static int measure(const experiment_run *x, problem *pb, const row_sample *rows, const full_reference *ref,
                    sweep_point *out, char *err) {
-  pipeline_config cfg = {.density = -1, .seed = (uint64_t)a->o.seed, .attend = 1, .rows = rows, .keep_outputs = 1,
+  pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->seed, .attend = 1, .rows = rows, .keep_outputs = 1,
                          .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result off;
   pb->p.correction = 1;
-  if (backend_pipeline(a->backend, pb, &cfg, a->o.trials, &out->r, err) != 0) return -1;
+  if (backend_pipeline(x->backend, pb, &cfg, x->o->trials, &out->r, err) != 0) return -1;
   pb->p.correction = 0;
-  int rc = backend_pipeline(a->backend, pb, &cfg, 1, &off, err);
+  int rc = backend_pipeline(x->backend, pb, &cfg, 1, &off, err);
   pb->p.correction = 1;
   if (rc != 0) {
     pipeline_result_free(&out->r);
@@ -54,10 +54,10 @@ static int measure(const sweep_args *a, problem *pb, const row_sample *rows, con
 }
 
 /* Needle recall of the index alone on synth:niah (same shape, seed and alpha). */
-static int needles(const sweep_args *a, problem *niah, sweep_point *out, char *err) {
-  pipeline_config cfg = {.density = -1, .seed = (uint64_t)a->o.seed, .pooled = POOLED_EXACT};
+static int needles(const experiment_run *x, problem *niah, sweep_point *out, char *err) {
+  pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->seed, .pooled = POOLED_EXACT};
   pipeline_result r;
-  if (backend_pipeline(a->backend, niah, &cfg, 1, &r, err) != 0) return -1;
+  if (backend_pipeline(x->backend, niah, &cfg, 1, &r, err) != 0) return -1;
   out->needle = needle_recall(niah, &r.index, &out->needle_rows);
   pipeline_result_free(&r);
   return 0;
@@ -92,59 +92,61 @@ static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, cons
   }
 }
 
-static int sweep_dtype(const sweep_args *a, const data_source *src, fp2_dtype dt, report *rep, FILE *txt) {
-  fp2_opts o = a->o;
-  o.dtype = dt;
-  problem pb, niah;
-  data_source niah_src = {.synth = SYNTH_NIAH};
-  const int64_t len = o.lens.v[0];
-  int rc = experiment_problem("sweep-alpha", src, &o, len, a->backend == BACKEND_GPU, &pb);
+/* One dtype: every alpha on its problem and on synth:niah of the same shape. */
+static int row(void *args, const experiment_run *x, problem *pb) {
+  const sweep_args *a = args;
+  const fp2_opts *o = x->o;
+  const fp2_dtype dt = (fp2_dtype)o->dtype;
+  const int64_t len = pb->lq[0];
+  problem niah;
+  const data_source niah_src = {.synth = SYNTH_NIAH};
+  int rc = experiment_problem("sweep-alpha", &niah_src, o, len, x->backend == BACKEND_GPU, &niah);
   if (rc) return rc;
-  if ((rc = experiment_problem("sweep-alpha", &niah_src, &o, len, a->backend == BACKEND_GPU, &niah))) {
-    problem_free(&pb);
-    return rc;
-  }
   row_sample rows;
-  sample_rows(&pb, a->rows, (uint64_t)o.seed, &rows);
+  sample_rows(pb, a->rows, (uint64_t)o->seed, &rows);
   full_reference ref; /* the same for every alpha */
-  full_reference_compute(&pb, &rows, &ref);
+  full_reference_compute(pb, &rows, &ref);
   char err[ERR_LEN];
   for (int i = 0; i < a->alphas.n && rc == EXIT_OK; i++) {
-    pb.p.alpha = niah.p.alpha = (float)a->alphas.v[i];
+    pb->p.alpha = niah.p.alpha = (float)a->alphas.v[i];
     fprintf(stderr, "fp2bench: sweep-alpha: %s, alpha %g\n", dtype_name(dt), a->alphas.v[i]);
     sweep_point s;
-    if (measure(a, &pb, &rows, &ref, &s, err) != 0 || needles(a, &niah, &s, err) != 0) {
+    if (measure(x, pb, &rows, &ref, &s, err) != 0 || needles(x, &niah, &s, err) != 0) {
       fail("sweep-alpha: %s", err);
       rc = EXIT_RUNTIME;
       break;
     }
-    print_point(txt, dt, a->alphas.v[i], &s);
-    fflush(txt);
-    if (rep) add_point(rep, len, dt, a->alphas.v[i], &s);
+    print_point(x->txt, dt, a->alphas.v[i], &s);
+    fflush(x->txt);
+    if (x->rep) add_point(x->rep, len, dt, a->alphas.v[i], &s);
     pipeline_result_free(&s.r);
   }
   full_reference_free(&ref);
   row_sample_free(&rows);
   problem_free(&niah);
-  problem_free(&pb);
   return rc;
 }
+
+static void begin(void *args, const experiment_run *x) {
+  const sweep_args *a = args;
+  experiment_config_set(x->rep, "alpha", cJSON_CreateDoubleArray(a->alphas.v, a->alphas.n)); /* what it swept */
+  experiment_config_corrections(x->rep);
+  fprintf(x->txt, "%-5s %7s %9s %10s %12s %12s %10s %8s\n", "dtype", "alpha", "density", "total ms", "err (corr)",
+          "err (none)", "mass", "needles");
+}
+
+static int in_unit_range(double v) { return v >= 0 && v <= 1; }
 
 static int check_args(void *args, const data_source *src) {
   const sweep_args *a = args;
   (void)src;
-  for (int i = 0; i < a->alphas.n; i++)
-    if (!(a->alphas.v[i] >= 0 && a->alphas.v[i] <= 1)) {
-      fail("sweep-alpha: --alpha: %g is outside [0,1]", a->alphas.v[i]);
-      return EXIT_USAGE;
-    }
+  if (experiment_check_list("sweep-alpha", "--alpha", &a->alphas, in_unit_range, "[0,1]")) return EXIT_USAGE;
   if (a->o.lens.n != 1 || a->rows < 1) {
     fail("sweep-alpha: --len takes one length; --rows must be positive");
     return EXIT_USAGE;
   }
   return 0;
 }
-
 static const experiment_cmd sweep_cmd = {
     .name = "sweep-alpha",
     .usage = "sweep-alpha [options]",
@@ -153,6 +155,8 @@ static const experiment_cmd sweep_cmd = {
                "needle recall on synth:niah, for each alpha and dtype.",
     .check = check_args,
     .cpu_small = 1,
+    .begin = begin,
+    .row = row,
 };
 
 int cmd_sweep_alpha(int argc, char **argv) {
@@ -169,18 +173,5 @@ int cmd_sweep_alpha(int argc, char **argv) {
       {"--rows", OPT_INT, &a.rows, "N", "query rows sampled for the quality metrics"},
       OPT_TRIALS(&a.o),
   };
-  data_source src;
-  int rc = experiment_start(&sweep_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &a.backend);
-  if (rc != EXPERIMENT_GO) return rc;
-  rc = EXIT_OK;
-  FILE *txt = experiment_text(&a.o);
-  report *rep = experiment_report("sweep-alpha", argc, argv, &a.o, &src, a.backend);
-  experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(a.dtypes)));
-  experiment_config_set(rep, "alpha", cJSON_CreateDoubleArray(a.alphas.v, a.alphas.n)); /* what it swept */
-  experiment_config_corrections(rep);
-  fprintf(txt, "%-5s %7s %9s %10s %12s %12s %10s %8s\n", "dtype", "alpha", "density", "total ms", "err (corr)",
-          "err (none)", "mass", "needles");
-  for (int di = 0; di < 2 && rc == EXIT_OK; di++)
-    if (a.dtypes == DTYPES_BOTH || a.dtypes == di) rc = sweep_dtype(&a, &src, (fp2_dtype)di, rep, txt);
-  return experiment_write("sweep-alpha", rep, &a.o, rc);
+  return experiment_main(&sweep_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &a.dtypes);
 }
