@@ -12,6 +12,8 @@
 #include "experiment.h"
 #include "quality.h"
 #include "report.h"
+#include "result_rows.h"
+#include "text_format.h"
 
 typedef struct density_args {
   fp2_opts o;
@@ -58,15 +60,6 @@ static void measure_rows(const problem *pb, const fp2_opts *o, int max_rows, den
   row_sample_free(&rows);
 }
 
-/* A percentage, or "-" for NaN. */
-static const char *percent(double x, char *buf, size_t len) {
-  if (isnan(x))
-    snprintf(buf, len, "-");
-  else
-    snprintf(buf, len, "%.1f%%", 100 * x);
-  return buf;
-}
-
 static void print_header(FILE *f) {
   fprintf(f, "%8s %9s %7s %17s %11s %7s %9s %6s %6s %9s %9s %9s %8s %9s\n", "len", "density", "target",
           "KV heads min..max", "blocks/seg", "mass", "target", "err", "sinks", "index", "corr", "aux", "needles",
@@ -86,27 +79,20 @@ static void print_row(FILE *f, const problem *pb, const csr_index *idx, const de
   snprintf(sinks, sizeof sinks, "%d/%d", m->sink_heads, d->hkv);
   double sparse = flops_sparse(d);
   fprintf(f, "%8d %8.2f%% %7s %8.1f..%5.1f%% %11.1f %6.1f%% %9s %6.3f %6s %8.2f%% %8.2f%% %8.2f%% %8s %4d/%-4d\n",
-          pb->lq[0], 100 * density_overall(d), percent(m->target.density, target, sizeof target), 100 * lo, 100 * hi,
+          pb->lq[0], 100 * density_overall(d), format_percent(target, sizeof target, m->target.density, 0), 100 * lo, 100 * hi,
           (double)idx->nnz / d->segments_evaluated, 100 * m->q.mass_recall, recall, m->q.err, sinks,
           100 * flops_index(d) / sparse, 100 * flops_correction(d) / sparse, 100 * flops_aux_ratio(d),
-          m->needle_rows ? percent(m->needle, needles, sizeof needles) : "-", d->segments_evaluated, d->segments);
+          format_percent(needles, sizeof needles, m->needle_rows ? m->needle : NAN, 0), d->segments_evaluated, d->segments);
 }
 
 static void add_row(report *rep, const problem *pb, const csr_index *idx, const density_stats *d, const density_row *m) {
   cJSON *row = report_add_row(rep);
   report_put_number(row, "len", pb->lq[0]);
-  report_put_number(row, "density", density_overall(d));
-  cJSON *heads = cJSON_CreateArray();
-  for (int h = 0; h < d->hkv; h++) cJSON_AddItemToArray(heads, cJSON_CreateNumber(density_of_head(d, h)));
-  report_put(row, "density_per_head", heads);
+  rows_put_density(row, d);
   report_put_number(row, "blocks_per_segment", (double)idx->nnz / d->segments_evaluated);
   report_put_number(row, "segments_evaluated", d->segments_evaluated);
   report_put_number(row, "segments", d->segments);
-  report_put_number(row, "flops_dense", flops_dense(d));
-  report_put_number(row, "flops_sparse", flops_sparse(d));
-  report_put_number(row, "flops_index", flops_index(d));
-  report_put_number(row, "flops_correction", flops_correction(d));
-  report_put_number(row, "aux_ratio", flops_aux_ratio(d));
+  rows_put_flops(row, d);
   report_put_number(row, "mass_recall", m->q.mass_recall);
   report_put_number(row, "rel_error", m->q.err);
   report_put_number(row, "quality_rows", m->q.rows);

@@ -14,6 +14,7 @@
 #include "regress.h"
 #include "report.h"
 #include "subprocess.h"
+#include "text_format.h"
 
 typedef struct regress_args {
   const char *baseline, *candidate, *out;
@@ -57,21 +58,17 @@ static int rerun(const cJSON *base, const char *path, char *err) {
 }
 
 /* A relative change or noise in per cent, "-" where it cannot be computed (a 0 ms median). */
-static void print_percent(double x, const char *sign_format) {
+static void print_percent(double x, int sign) {
   char buf[32];
-  if (isfinite(x))
-    snprintf(buf, sizeof buf, sign_format, 100 * x);
-  else
-    snprintf(buf, sizeof buf, "-");
-  printf(" %7s", buf);
+  printf(" %7s", format_percent(buf, sizeof buf, x, sign));
 }
 
 static void print_items(const regress_item *it, int n) {
   printf("%-40s %-10s %10s %10s %8s %7s  %s\n", "row", "timing", "base ms", "cand ms", "change", "noise", "verdict");
   for (int i = 0; i < n; i++) {
     printf("%-40s %-10s %10.4g %10.4g", it[i].row, it[i].key, it[i].d.base_median, it[i].d.cand_median);
-    print_percent(it[i].d.change, "%+.1f%%");
-    print_percent(it[i].d.noise, "%.1f%%");
+    print_percent(it[i].d.change, 1);
+    print_percent(it[i].d.noise, 0);
     printf("  %s\n", verdict_name(it[i].d.v));
   }
 }

@@ -12,6 +12,7 @@
 #include "pass_dump.h"
 #include "quality.h"
 #include "report.h"
+#include "result_rows.h"
 
 /* Score[T,J] is dumped when it has at most this many elements (256 MB of f32). */
 #define SCORE_DUMP_MAX ((int64_t)1 << 26)
@@ -51,21 +52,11 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   cJSON *row = report_add_row(rep);
   report_put_number(row, "len", pb->lq[0]);
   report_put_string(row, "kernel", r->kernel);
-  report_put_number(row, "density", density_overall(d));
-  cJSON *heads = cJSON_CreateArray();
-  for (int h = 0; h < d->hkv; h++) cJSON_AddItemToArray(heads, cJSON_CreateNumber(density_of_head(d, h)));
-  report_put(row, "density_per_head", heads);
+  rows_put_density(row, d);
   report_put_number(row, "blocks_kept", (double)r->index.nnz);
   report_put_number(row, "segments", r->index.nseg);
-  report_put_number(row, "flops_dense", flops_dense(d));
-  report_put_number(row, "flops_sparse", flops_sparse(d));
-  report_put_number(row, "flops_index", flops_index(d));
-  report_put_number(row, "flops_correction", flops_correction(d));
-  report_put_number(row, "aux_ratio", flops_aux_ratio(d));
-  report_add_times(row, "quantise", r->t_quant, r->trials);
-  report_add_times(row, "pool", r->t_pool, r->trials);
-  report_add_times(row, "select", r->t_select, r->trials);
-  report_add_times(row, "attend", r->t_attend, r->trials);
+  rows_put_flops(row, d);
+  rows_put_stage_times(row, r);
   report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
   report_put_number(row, "quality_rows", q->rows);
   report_put_number(row, "rel_error", q->err);

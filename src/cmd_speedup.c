@@ -16,6 +16,7 @@
 #include "experiment.h"
 #include "peers.h"
 #include "report.h"
+#include "result_rows.h"
 #include "stats.h"
 
 typedef struct speedup_args {
@@ -54,10 +55,7 @@ static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats 
   report_put_string(row, "dtype", dtype_name(dt));
   report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "density", density_overall(d));
-  report_add_times(row, "quantise", r->t_quant, r->trials);
-  report_add_times(row, "pool", r->t_pool, r->trials);
-  report_add_times(row, "select", r->t_select, r->trials);
-  report_add_times(row, "attend", r->t_attend, r->trials);
+  rows_put_stage_times(row, r);
   report_add_times(row, "attend_nocorr", nc->t_attend, nc->trials);
   report_put_number(row, "index_ms", index_ms);
   report_put_number(row, "total_ms", total);

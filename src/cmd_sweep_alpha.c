@@ -3,6 +3,7 @@
    against full attention with and without mean correction, the attention-mass recall, and
    the needle recall of the same alpha on synth:niah. The paper reports RULER scores of a
    model; these are the operator-level quantities behind them. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include "experiment.h"
 #include "quality.h"
 #include "report.h"
+#include "result_rows.h"
+#include "text_format.h"
 
 typedef struct sweep_args {
   fp2_opts o;
@@ -64,8 +67,8 @@ static int needles(const experiment_run *x, problem *niah, sweep_point *out, cha
 }
 
 static void print_point(FILE *f, fp2_dtype dt, double alpha, const sweep_point *s) {
-  char needle[16] = "-";
-  if (s->needle_rows) snprintf(needle, sizeof needle, "%.1f%%", 100 * s->needle);
+  char needle[16];
+  format_percent(needle, sizeof needle, s->needle_rows ? s->needle : NAN, 0);
   fprintf(f, "%-5s %7.4f %8.2f%% %10.3f %12.4f %12.4f %9.2f%% %8s\n", dtype_name(dt), alpha,
           100 * s->density, s->r.ms_quant + s->r.ms_pool + s->r.ms_select + s->r.ms_attend, s->with.err,
           s->without.err, 100 * s->with.mass_recall, needle);
@@ -78,10 +81,7 @@ static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, cons
   report_put_number(row, "alpha", alpha);
   report_put_string(row, "kernel", s->r.kernel);
   report_put_number(row, "density", s->density);
-  report_add_times(row, "quantise", s->r.t_quant, s->r.trials);
-  report_add_times(row, "pool", s->r.t_pool, s->r.trials);
-  report_add_times(row, "select", s->r.t_select, s->r.trials);
-  report_add_times(row, "attend", s->r.t_attend, s->r.trials);
+  rows_put_stage_times(row, &s->r);
   report_put_number(row, "rel_error_corrected", s->with.err);
   report_put_number(row, "rel_error_uncorrected", s->without.err);
   report_put_number(row, "mass_recall", s->with.mass_recall);

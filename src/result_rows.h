@@ -1,0 +1,20 @@
+/* The pieces of result rows that several commands write alike (the README's result format). */
+#ifndef FP2_RESULT_ROWS_H
+#define FP2_RESULT_ROWS_H
+
+#include <cjson/cJSON.h>
+
+#include "density.h"
+#include "pipeline_result.h"
+
+/* density and density_per_head [hkv]. */
+void rows_put_density(cJSON *row, const density_stats *d);
+
+/* The FLOP model of the three stages: flops_dense, flops_sparse, flops_index, flops_correction
+   and aux_ratio. */
+void rows_put_flops(cJSON *row, const density_stats *d);
+
+/* Each stage's per-trial times (report_add_times): quantise, pool, select and attend. */
+void rows_put_stage_times(cJSON *row, const pipeline_result *r);
+
+#endif
