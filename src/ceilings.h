@@ -1,4 +1,4 @@
-/* What the current GPU can do at best, measured on it (DESIGN.md section 6): a cuBLASLt
+/* What the current GPU can do at best, measured on it (DESIGN.md's Timing rules): a cuBLASLt
    BF16 GEMM and an FP8 e4m3 GEMM of 8192^3 (f32 accumulation, bf16 output), and the
    device-to-device copy bandwidth of a 2 GiB cudaMemcpyAsync. Results quote their rates
    next to these, measured in the same run.

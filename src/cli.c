@@ -461,10 +461,6 @@ int opts_validate(const fp2_opts *o, char *err) {
     err_set(err, "--trials: %d is not positive", o->trials);
     return -1;
   }
-  if (o->seed < 0) {
-    err_set(err, "--seed: must not be negative");
-    return -1;
-  }
   if (o->kernel == KERNEL_SM90) {
     const fp2_params p = opts_params(o);
     if (fp2_sm90_supports_shape(&p) != FP2_OK) {

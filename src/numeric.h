@@ -21,7 +21,7 @@ uint8_t e4m3_from_f32(float x);
 float e4m3_to_f32(uint8_t code);
 float e4m3_round(float x);
 
-/* Per-tensor FP8 scale of DESIGN.md section 3: amax / 448, or 1 for an all-zero tensor. */
+/* Per-tensor FP8 scale of DESIGN.md's Definitions: amax / 448, or 1 for an all-zero tensor. */
 float fp8_scale_from_amax(float amax);
 
 #endif

@@ -20,22 +20,28 @@ static char *parent_dir(const char *path) {
   return dir;
 }
 
-int outfile_check(const char *path, char *err) {
-  struct stat st;
+/* outfile_check on what lstat found at path (exists: 0 where nothing is there yet). */
+static int check_at(const char *path, int exists, const struct stat *st, char *err) {
   if (!*path) {
     err_set(err, "an empty file name cannot be written");
     return -1;
   }
-  if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (exists && S_ISDIR(st->st_mode)) {
     err_set(err, "cannot write '%s': it is a directory", path);
     return -1;
   }
-  const int in_place = lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  const int in_place = exists && !S_ISREG(st->st_mode);
   char *dir = in_place ? NULL : parent_dir(path);
   const int rc = access(in_place ? path : dir, W_OK);
   if (rc != 0) err_set(err, "cannot write '%s': %s", path, strerror(errno));
   free(dir);
   return rc == 0 ? 0 : -1;
+}
+
+int outfile_check(const char *path, char *err) {
+  struct stat st = {0};
+  const int exists = *path && lstat(path, &st) == 0;
+  return check_at(path, exists, &st, err);
 }
 
 /* 1 when a and b name one file: the same text, or the same existing file by device and
@@ -95,10 +101,10 @@ static int open_temporary(outfile *o, const struct stat *old, char *err) {
 
 int outfile_open(outfile *o, const char *path, char *err) {
   memset(o, 0, sizeof *o);
-  if (outfile_check(path, err) != 0) return -1;
+  struct stat st = {0};
+  const int exists = *path && lstat(path, &st) == 0; /* the one look at what is there */
+  if (check_at(path, exists, &st, err) != 0) return -1;
   o->path = strcpy(xmalloc(strlen(path) + 1), path);
-  struct stat st;
-  const int exists = lstat(path, &st) == 0;
   int rc = exists && !S_ISREG(st.st_mode) ? open_in_place(o, err) : open_temporary(o, exists ? &st : NULL, err);
   if (rc != 0) {
     free(o->path);

@@ -825,7 +825,7 @@ static int run_attention(const fp2_params *p, int len, const void *q, const void
   if (fp8) {
     /* Each device scalar in a 16-byte slot of its own (the tensors promise 16-byte
        alignment): descale q, k, v from the caller; P is scaled by 2^8 before its e4m3
-       rounding (DESIGN.md section 3) and descaled after the second matmul; O unscaled. */
+       rounding (DESIGN.md's Definitions) and descaled after the second matmul; O unscaled. */
     const float fixed[3] = {1.0f / 256.0f, 256.0f, 1.0f}; /* descale_s, scale_s, scale_o */
     CUDA_GOTO(cudaMalloc((void **)&aux, sizeof(float) * 4 * FP8_AUX_SLOTS), done);
     CUDA_GOTO(cudaMemsetAsync(aux, 0, sizeof(float) * 4 * FP8_AUX_SLOTS, stream), done);

@@ -21,7 +21,7 @@
      P  = E / Z               pointwise DIV, bf16 (FP8: amax_s, P · scale_s as e4m3)
      O  = P · V               matmul (FP8: · descale_s · descale_v, amax_o, · scale_o)
 
-   Q is [L, Hq, D], K and V [L, Hkv, D], O [L, Hq, D] (positions first, DESIGN.md 1); the
+   Q is [L, Hq, D], K and V [L, Hkv, D], O [L, Hq, D] (positions first, DESIGN.md's Data flow); the
    logical [b, h, s, d] dimensions carry strides over that layout, Kᵀ swaps its last two. */
 #ifndef FP2_PEER_CUDNN_H
 #define FP2_PEER_CUDNN_H

@@ -91,7 +91,7 @@ static float amax_of(const float *x, size_t n) {
   return m;
 }
 
-/* e4m3 code values of x / scale; the scale is amax / 448 as DESIGN.md section 3 fixes. */
+/* e4m3 code values of x / scale; the scale is amax / 448 as DESIGN.md's Definitions fixes. */
 static float *quantize_e4m3(const float *x, size_t n, float *scale) {
   float *out = xmalloc(sizeof(float) * n);
   *scale = fp8_scale_from_amax(amax_of(x, n));

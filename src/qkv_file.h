@@ -1,4 +1,4 @@
-/* Recorded attention inputs (DESIGN.md section 4): a safetensors file holding one
+/* Recorded attention inputs (DESIGN.md's Data sources): a safetensors file holding one
    sequence's q [L, Hq, D], k [L, Hkv, D] and v [L, Hkv, D] in BF16, F16 or F32. */
 #ifndef FP2_QKV_FILE_H
 #define FP2_QKV_FILE_H

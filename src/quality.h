@@ -1,4 +1,4 @@
-/* Quality of a sparse pass against full attention (DESIGN.md section 3): relative L2 error
+/* Quality of a sparse pass against full attention (DESIGN.md's Definitions): relative L2 error
    of the output with and without mean correction, attention-mass recall, needle recall. */
 #ifndef FP2_QUALITY_H
 #define FP2_QUALITY_H

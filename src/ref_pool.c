@@ -1,4 +1,4 @@
-/* Oracle, stage 1: mean-pooled keys and values per key block (DESIGN.md section 3). */
+/* Oracle, stage 1: mean-pooled keys and values per key block (DESIGN.md's Definitions). */
 #include <math.h>
 #include <stdlib.h>
 

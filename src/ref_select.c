@@ -1,5 +1,5 @@
 /* Oracle, stage 2: block scoring, max-based thresholding and the CSR block index
-   (DESIGN.md section 3), plus the forced-density and dense indexes. */
+   (DESIGN.md's Definitions), plus the forced-density and dense indexes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

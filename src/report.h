@@ -1,4 +1,4 @@
-/* The JSON result document every run writes (DESIGN.md section 5):
+/* The JSON result document every run writes (DESIGN.md's Results and plots):
 
      {"schema": "fp2bench/1", "experiment": "density",
       "provenance": {git_commit, git_dirty, command, argv, date_utc, host, cpu,

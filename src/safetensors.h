@@ -1,4 +1,4 @@
-/* The safetensors format (DESIGN.md section 4): an 8-byte little-endian header length N,
+/* The safetensors format (DESIGN.md's Data sources): an 8-byte little-endian header length N,
    N bytes of JSON header {"name": {"dtype", "shape", "data_offsets": [begin, end]}, ...,
    optional "__metadata__": {string: string}}, then the raw little-endian data. */
 #ifndef FP2_SAFETENSORS_H

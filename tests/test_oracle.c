@@ -1,4 +1,4 @@
-/* Properties of the CPU oracle (DESIGN.md section 3) that must hold on any input. */
+/* Properties of the CPU oracle (DESIGN.md's Definitions) that must hold on any input. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ static int same_index(const csr_index *a, const csr_index *b) {
          memcmp(a->indices, b->indices, sizeof(int) * (size_t)a->nnz) == 0;
 }
 
-/* The geometry of DESIGN.md section 3 on a hand-computed case. */
+/* The geometry of DESIGN.md's Definitions on a hand-computed case. */
 static void tile_geometry(void) {
   fp2_params p = params(12, 3, 8, 0.1f); /* g = 4 */
   fp2_tile t = fp2_tile_at(&p, 1000, 1000, 3);
