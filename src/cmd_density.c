@@ -36,13 +36,16 @@ static void measure_rows(const problem *pb, const fp2_opts *o, int max_rows, den
   row_sample rows;
   sample_rows(pb, max_rows, (uint64_t)o->seed, &rows);
   unsigned char *want = row_sample_segments(pb, &rows);
-  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .want = want, .attend = 1,
-                         .rows = &rows, .pooled = POOLED_EXACT, .prob = PROB_EXACT};
+  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .want = want,
+                         .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result r;
-  cpu_pipeline(pb, &cfg, &r);
+  cpu_pipeline(pb, &cfg, &r); /* the index; the sampled rows alone are attended below */
+  float *o_rows = xmalloc(sizeof(float) * (size_t)(rows.n ? rows.n : 1) * (size_t)pb->p.dim);
+  cpu_attend_rows(pb, &r, PROB_EXACT, &rows, o_rows);
   full_reference ref;
   full_reference_compute(pb, &rows, &ref);
-  quality_measure(pb, &r.index, &rows, &ref, r.o, &out->q);
+  quality_measure_rows(pb, &r.index, &rows, &ref, o_rows, &out->q);
+  free(o_rows);
   double *sink = xcalloc((size_t)pb->p.hkv, sizeof(double));
   int *count = xcalloc((size_t)pb->p.hkv, sizeof(int));
   for (int k = 0; k < rows.n; k++) {

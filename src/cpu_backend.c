@@ -8,9 +8,14 @@
 #include "progress.h"
 #include "wallclock.h"
 
-/* One output row from the oracle into o. */
+/* Where output row (b, i, head) goes in o [total_q, hq, dim]. */
+static float *output_row(const problem *pb, float *o, int b, int i, int head) {
+  return o + ((size_t)(pb->cu_q[b] + i) * pb->p.hq + head) * pb->p.dim;
+}
+
+/* One output row from the oracle into dst [dim]. */
 static void attend_row(const problem *pb, const pipeline_result *r, prob_mode mode, int b, int i, int head,
-                       double *scratch, float *o) {
+                       double *scratch, float *dst) {
   const fp2_params *p = &pb->p;
   const int dim = p->dim;
   const pooled_view pooled = pipeline_pooled(r);
@@ -19,7 +24,6 @@ static void attend_row(const problem *pb, const pipeline_result *r, prob_mode mo
   int n = r->index.offsets[seg + 1] - r->index.offsets[seg];
   double lse;
   ref_attend_row(pb, problem_operands(pb), b, i, head, blocks, n, p->correction ? &pooled : NULL, mode, scratch, &lse);
-  float *dst = o + ((size_t)(pb->cu_q[b] + i) * p->hq + head) * dim;
   for (int d = 0; d < dim; d++) dst[d] = (float)scratch[d];
 }
 
@@ -32,7 +36,7 @@ static void attend_all(const problem *pb, const pipeline_result *r, prob_mode mo
       double *row = xmalloc(sizeof(double) * (size_t)pb->p.dim);
 #pragma omp for schedule(dynamic, 16)
       for (int i = 0; i < pb->lq[b]; i++) {
-        for (int head = 0; head < pb->p.hq; head++) attend_row(pb, r, mode, b, i, head, row, o);
+        for (int head = 0; head < pb->p.hq; head++) attend_row(pb, r, mode, b, i, head, row, output_row(pb, o, b, i, head));
         progress_add(&pr, 1);
       }
       free(row);
@@ -41,15 +45,24 @@ static void attend_all(const problem *pb, const pipeline_result *r, prob_mode mo
   progress_end(&pr);
 }
 
+/* The sampled rows into o [total_q, hq, dim] (o_rows 0) or into o [rows->n, dim] (o_rows 1). */
 static void attend_sampled(const problem *pb, const pipeline_result *r, prob_mode mode, const row_sample *rows,
-                           float *o) {
+                           float *o, int o_rows) {
 #pragma omp parallel
   {
     double *row = xmalloc(sizeof(double) * (size_t)pb->p.dim);
 #pragma omp for schedule(dynamic, 4)
-    for (int k = 0; k < rows->n; k++) attend_row(pb, r, mode, rows->b[k], rows->i[k], rows->head[k], row, o);
+    for (int k = 0; k < rows->n; k++) {
+      const int b = rows->b[k], i = rows->i[k], head = rows->head[k];
+      attend_row(pb, r, mode, b, i, head, row, o_rows ? o + (size_t)k * pb->p.dim : output_row(pb, o, b, i, head));
+    }
     free(row);
   }
+}
+
+void cpu_attend_rows(const problem *pb, const pipeline_result *r, prob_mode mode, const row_sample *rows,
+                     float *o_rows) {
+  attend_sampled(pb, r, mode, rows, o_rows, 1);
 }
 
 void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result *out) {
@@ -81,7 +94,7 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
     out->o = xmalloc(sizeof(float) * n);
     if (cfg->rows) {
       for (size_t i = 0; i < n; i++) out->o[i] = NAN;
-      attend_sampled(pb, out, cfg->prob, cfg->rows, out->o);
+      attend_sampled(pb, out, cfg->prob, cfg->rows, out->o, 0);
     } else {
       attend_all(pb, out, cfg->prob, out->o);
     }

@@ -31,8 +31,9 @@ void full_reference_free(full_reference *r) {
   r->out = r->block_mass = NULL;
 }
 
-void quality_measure(const problem *pb, const csr_index *idx, const row_sample *rows, const full_reference *ref,
-                     const float *o, quality *out) {
+/* o_rows: the sampled rows alone ([rows, dim]), else o is [total_q, hq, dim]. */
+static void measure(const problem *pb, const csr_index *idx, const row_sample *rows, const full_reference *ref,
+                    const float *o, int o_rows, quality *out) {
   const int dim = pb->p.dim;
   double diff = 0, norm = 0, mass = 0;
   for (int r = 0; r < rows->n; r++) {
@@ -42,7 +43,7 @@ void quality_measure(const problem *pb, const csr_index *idx, const row_sample *
     for (int k = 0; k < n; k++) row_mass += ref->block_mass[(size_t)r * ref->max_blocks + blocks[k]];
     mass += fmin(row_mass, 1.0); /* a share: block sums can exceed 1 by rounding alone */
     const double *full = ref->out + (size_t)r * dim;
-    const float *row = o + ((size_t)(pb->cu_q[b] + i) * pb->p.hq + head) * dim;
+    const float *row = o_rows ? o + (size_t)r * dim : o + ((size_t)(pb->cu_q[b] + i) * pb->p.hq + head) * dim;
     for (int d = 0; d < dim; d++) {
       diff += (row[d] - full[d]) * (row[d] - full[d]);
       norm += full[d] * full[d];
@@ -51,6 +52,16 @@ void quality_measure(const problem *pb, const csr_index *idx, const row_sample *
   out->rows = rows->n;
   out->err = norm > 0 ? sqrt(diff / norm) : NAN;
   out->mass_recall = rows->n > 0 ? mass / rows->n : NAN;
+}
+
+void quality_measure(const problem *pb, const csr_index *idx, const row_sample *rows, const full_reference *ref,
+                     const float *o, quality *out) {
+  measure(pb, idx, rows, ref, o, 0, out);
+}
+
+void quality_measure_rows(const problem *pb, const csr_index *idx, const row_sample *rows, const full_reference *ref,
+                          const float *o_rows, quality *out) {
+  measure(pb, idx, rows, ref, o_rows, 1, out);
 }
 
 static int has_block(const int *blocks, int n, int j) {

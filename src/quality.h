@@ -29,6 +29,10 @@ void full_reference_free(full_reference *r);
 void quality_measure(const problem *pb, const csr_index *idx, const row_sample *rows, const full_reference *ref,
                      const float *o, quality *out);
 
+/* The same with the sampled rows' outputs alone, o_rows [rows, dim] in the sample's order. */
+void quality_measure_rows(const problem *pb, const csr_index *idx, const row_sample *rows, const full_reference *ref,
+                          const float *o_rows, quality *out);
+
 /* Share of synth:niah question rows (outside the always-dense tail tiles) whose tile selected
    every block of the needle they ask for; rows whose segment idx did not evaluate are not
    counted. *rows receives how many were (0 without needles; the result is then NaN). */
