@@ -33,22 +33,22 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   }
   density_stats d;
   density_measure(pb, &on.index, 1, &d);
-  const double corr = on.ms_attend - off.ms_attend;
-  const double total = on.ms_quant + on.ms_pool + on.ms_select + on.ms_attend;
+  const double corr = on.times.ms_attend - off.times.ms_attend;
+  const double total = on.times.ms_quant + on.times.ms_pool + on.times.ms_select + on.times.ms_attend;
   fprintf(x->txt, "%7lld %8.2f%% %9.3f %9.3f %9.3f %10.3f %10.3f %10.3f  index %.1f%%, correction %.1f%%\n",
-          (long long)len, 100 * density_overall(&d), on.ms_quant, on.ms_pool, on.ms_select, off.ms_attend, corr, total,
-          100 * (on.ms_quant + on.ms_pool + on.ms_select) / total, 100 * corr / total);
+          (long long)len, 100 * density_overall(&d), on.times.ms_quant, on.times.ms_pool, on.times.ms_select, off.times.ms_attend, corr, total,
+          100 * (on.times.ms_quant + on.times.ms_pool + on.times.ms_select) / total, 100 * corr / total);
   fflush(x->txt);
   if (x->rep) {
     cJSON *row = report_add_row(x->rep);
     report_put_number(row, "len", (double)len);
     report_put_string(row, "kernel", on.kernel);
     report_put_number(row, "density", density_overall(&d));
-    report_add_times(row, "quantise", on.t_quant, on.trials);
-    report_add_times(row, "pool", on.t_pool, on.trials);
-    report_add_times(row, "select", on.t_select, on.trials);
-    report_add_times(row, "attend_uncorrected", off.t_attend, off.trials);
-    report_add_times(row, "attend_corrected", on.t_attend, on.trials);
+    report_add_times(row, "quantise", on.times.t_quant, on.times.trials);
+    report_add_times(row, "pool", on.times.t_pool, on.times.trials);
+    report_add_times(row, "select", on.times.t_select, on.times.trials);
+    report_add_times(row, "attend_uncorrected", off.times.t_attend, off.times.trials);
+    report_add_times(row, "attend_corrected", on.times.t_attend, on.times.trials);
     report_put_number(row, "correction_ms", corr);
     report_put_number(row, "total_ms", total);
     report_put_number(row, "flops_index", flops_index(&d));

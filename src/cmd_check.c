@@ -54,9 +54,9 @@ static int64_t compare_operands(const problem *pb, const pipeline_result *r) {
   if (pb->p.dtype != FP2_FP8) return 0;
   size_t nq = (size_t)pb->total_q * pb->p.hq * pb->p.dim, nk = (size_t)pb->total_k * pb->p.hkv * pb->p.dim;
   int64_t bad = (r->scales[0] != pb->sq) + (r->scales[1] != pb->sk) + (r->scales[2] != pb->sv);
-  for (size_t i = 0; i < nq; i++) bad += memcmp(&r->qo[i], &pb->qo[i], sizeof(float)) != 0;
-  for (size_t i = 0; i < nk; i++) bad += (memcmp(&r->ko[i], &pb->ko[i], sizeof(float)) != 0) +
-                                         (memcmp(&r->vo[i], &pb->vo[i], sizeof(float)) != 0);
+  for (size_t i = 0; i < nq; i++) bad += memcmp(&r->q_op[i], &pb->q_op[i], sizeof(float)) != 0;
+  for (size_t i = 0; i < nk; i++) bad += (memcmp(&r->k_op[i], &pb->k_op[i], sizeof(float)) != 0) +
+                                         (memcmp(&r->v_op[i], &pb->v_op[i], sizeof(float)) != 0);
   return bad;
 }
 

@@ -29,8 +29,8 @@ static int one_pass(const experiment_run *x, problem *pb, pass_total *t, char *e
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
   t->kernel = r.kernel;
-  t->index_ms += r.ms_quant + r.ms_pool + r.ms_select;
-  t->attend_ms += r.ms_attend;
+  t->index_ms += r.times.ms_quant + r.times.ms_pool + r.times.ms_select;
+  t->attend_ms += r.times.ms_attend;
   t->computed += d.computed;
   t->causal += d.causal;
   density_free(&d);

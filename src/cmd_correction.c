@@ -47,10 +47,10 @@ static int row(void *args, const experiment_run *x, problem *pb) {
     }
     density_stats d;
     density_measure(pb, &on.index, 1, &d);
-    const double extra = on.ms_attend - off.ms_attend;
+    const double extra = on.times.ms_attend - off.times.ms_attend;
     fprintf(x->txt, "%-5s %8.0f%% %9.2f%% %12.3f %12.3f %10.3f %9.1f%%\n", dtype_name(dt),
-            100 * a->sparsity.v[i], 100 * density_overall(&d), on.ms_attend, off.ms_attend, extra,
-            100 * extra / off.ms_attend);
+            100 * a->sparsity.v[i], 100 * density_overall(&d), on.times.ms_attend, off.times.ms_attend, extra,
+            100 * extra / off.times.ms_attend);
     fflush(x->txt);
     if (x->rep) {
       cJSON *row = report_add_row(x->rep);
@@ -59,10 +59,10 @@ static int row(void *args, const experiment_run *x, problem *pb) {
       report_put_number(row, "sparsity", a->sparsity.v[i]);
       report_put_string(row, "kernel", on.kernel);
       report_put_number(row, "density", density_overall(&d));
-      report_add_times(row, "attend_corrected", on.t_attend, on.trials);
-      report_add_times(row, "attend_uncorrected", off.t_attend, off.trials);
+      report_add_times(row, "attend_corrected", on.times.t_attend, on.times.trials);
+      report_add_times(row, "attend_uncorrected", off.times.t_attend, off.times.trials);
       report_put_number(row, "overhead_ms", extra);
-      report_put_number(row, "overhead", extra / off.ms_attend);
+      report_put_number(row, "overhead", extra / off.times.ms_attend);
       report_put_number(row, "flops_correction", flops_correction(&d));
     }
     density_free(&d);

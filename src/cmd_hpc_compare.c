@@ -87,10 +87,10 @@ static int run_density(const experiment_run *x, problem *pb, double density) {
   int npeers = 0, nskipped = 0;
   if (gpu) {
     peer_torch_run(pb, &r.index, x->o->trials, "hpc,fpv2_kernel", "hpc,fpv2", peers, &npeers, skipped, &nskipped);
-    fprintf(txt, " %11.3f ", r.ms_attend);
+    fprintf(txt, " %11.3f ", r.times.ms_attend);
     for (int i = 0; i < npeers; i++) {
       const double ms = stats_median(peers[i].trials_ms, peers[i].trials);
-      fprintf(txt, " %s %.3f %.2fx", peers[i].name, ms, ms / r.ms_attend);
+      fprintf(txt, " %s %.3f %.2fx", peers[i].name, ms, ms / r.times.ms_attend);
     }
     for (int i = 0; i < nskipped; i++) fprintf(txt, " %s skipped", skipped[i].name);
   }
@@ -111,8 +111,8 @@ static int run_density(const experiment_run *x, problem *pb, double density) {
     if (gpu) {
       report_put_string(row, "kernel", r.kernel);
       report_put_number(row, "correction", pb->p.correction);
-      report_add_times(row, "attend", r.t_attend, r.trials);
-      for (int i = 0; i < npeers; i++) peer_put(row, &peers[i], &d, NAN, r.ms_attend);
+      report_add_times(row, "attend", r.times.t_attend, r.times.trials);
+      for (int i = 0; i < npeers; i++) peer_put(row, &peers[i], &d, NAN, r.times.ms_attend);
       peers_put_skipped(row, skipped, nskipped);
     }
   }

@@ -34,10 +34,10 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
          flops_index(d), flops_correction(d), 100 * flops_aux_ratio(d));
   if (r->on_gpu) {
     fprintf(f, "time (gpu)   quantise %.3f ms, pool %.3f ms, select %.3f ms, attend %.3f ms (%s kernel, median of %d)\n",
-            r->ms_quant, r->ms_pool, r->ms_select, r->ms_attend, r->kernel, r->trials);
-    fprintf(f, "rate         attend %.1f TFLOP/s over the computed pairs\n", flops_sparse(d) / r->ms_attend / 1e9);
+            r->times.ms_quant, r->times.ms_pool, r->times.ms_select, r->times.ms_attend, r->kernel, r->times.trials);
+    fprintf(f, "rate         attend %.1f TFLOP/s over the computed pairs\n", flops_sparse(d) / r->times.ms_attend / 1e9);
   } else {
-    fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->ms_pool, r->ms_select, r->ms_attend);
+    fprintf(f, "time (cpu)   pool %.1f ms, select %.1f ms, attend %.1f ms\n", r->times.ms_pool, r->times.ms_select, r->times.ms_attend);
   }
   if (q->rows == 0)
     fprintf(f, "quality      not measured (--rows 0)\n");
@@ -57,7 +57,7 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   report_put_number(row, "segments", r->index.nseg);
   rows_put_flops(row, d);
   rows_put_stage_times(row, r);
-  report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
+  report_put_number(row, "attend_tflops", flops_sparse(d) / r->times.ms_attend / 1e9);
   report_put_number(row, "quality_rows", q->rows);
   report_put_number(row, "rel_error", q->err);
   report_put_number(row, "mass_recall", q->mass_recall);

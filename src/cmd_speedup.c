@@ -33,14 +33,14 @@ static void print_header(FILE *f) {
 /* r: the sparse pass; nc: the same index without correction. A ratio in brackets is against nc. */
 static void print_row(FILE *f, int64_t len, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
                       const pipeline_result *nc, const peer_timing *b, int nb) {
-  const double index_ms = r->ms_quant + r->ms_pool + r->ms_select, total = index_ms + r->ms_attend;
+  const double index_ms = r->times.ms_quant + r->times.ms_pool + r->times.ms_select, total = index_ms + r->times.ms_attend;
   fprintf(f, "%7lld %-5s %7.2f%% %9.3f %9.3f %9.3f %9.3f %10.1f ", (long long)len, dtype_name(dt),
-          100 * density_overall(d), index_ms, r->ms_attend, nc->ms_attend, total, flops_sparse(d) / r->ms_attend / 1e9);
+          100 * density_overall(d), index_ms, r->times.ms_attend, nc->times.ms_attend, total, flops_sparse(d) / r->times.ms_attend / 1e9);
   for (int i = 0; i < nb; i++) {
     const double ms = stats_median(b[i].trials_ms, b[i].trials);
     fprintf(f, " %s %.3f (%.0f)", b[i].name, ms, peer_flops(&b[i], d) / ms / 1e9);
     double vs_total, vs_nocorr;
-    const int apply = peer_ratios(&b[i], total, nc->ms_attend, &vs_total, &vs_nocorr);
+    const int apply = peer_ratios(&b[i], total, nc->times.ms_attend, &vs_total, &vs_nocorr);
     if (apply & RATIO_TOTAL) fprintf(f, " %.1fx", vs_total);
     if (apply & RATIO_NOCORR) fprintf(f, " [%.2fx]", vs_nocorr);
   }
@@ -50,20 +50,20 @@ static void print_row(FILE *f, int64_t len, fp2_dtype dt, const density_stats *d
 static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
                     const pipeline_result *nc, const peer_timing *b, int nb, const peer_skip *skipped, int nskipped) {
   cJSON *row = report_add_row(rep);
-  const double index_ms = r->ms_quant + r->ms_pool + r->ms_select, total = index_ms + r->ms_attend;
+  const double index_ms = r->times.ms_quant + r->times.ms_pool + r->times.ms_select, total = index_ms + r->times.ms_attend;
   report_put_number(row, "len", (double)len);
   report_put_string(row, "dtype", dtype_name(dt));
   report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "density", density_overall(d));
   rows_put_stage_times(row, r);
-  report_add_times(row, "attend_nocorr", nc->t_attend, nc->trials);
+  report_add_times(row, "attend_nocorr", nc->times.t_attend, nc->times.trials);
   report_put_number(row, "index_ms", index_ms);
   report_put_number(row, "total_ms", total);
-  report_put_number(row, "attend_tflops", flops_sparse(d) / r->ms_attend / 1e9);
-  report_put_number(row, "attend_nocorr_tflops", flops_sparse(d) / nc->ms_attend / 1e9);
+  report_put_number(row, "attend_tflops", flops_sparse(d) / r->times.ms_attend / 1e9);
+  report_put_number(row, "attend_nocorr_tflops", flops_sparse(d) / nc->times.ms_attend / 1e9);
   report_put_number(row, "flops_dense", flops_dense(d));
   report_put_number(row, "flops_sparse", flops_sparse(d));
-  for (int i = 0; i < nb; i++) peer_put(row, &b[i], d, total, nc->ms_attend);
+  for (int i = 0; i < nb; i++) peer_put(row, &b[i], d, total, nc->times.ms_attend);
   peers_put_skipped(row, skipped, nskipped);
 }
 
@@ -72,10 +72,10 @@ static int own_dense(int backend, const problem *pb, int trials, peer_timing *ou
   pipeline_config cfg = {.density = 1.0, .attend = 1};
   pipeline_result r;
   if (backend_pipeline(backend, pb, &cfg, trials, &r, err) != 0) return -1;
-  *out = (peer_timing){.pairs = PAIRS_CAUSAL, .versus = VERSUS_TOTAL, .trials = r.trials};
+  *out = (peer_timing){.pairs = PAIRS_CAUSAL, .versus = VERSUS_TOTAL, .trials = r.times.trials};
   snprintf(out->name, sizeof out->name, "dense");
-  out->trials_ms = xmalloc(sizeof(double) * (size_t)r.trials);
-  memcpy(out->trials_ms, r.t_attend, sizeof(double) * (size_t)r.trials);
+  out->trials_ms = xmalloc(sizeof(double) * (size_t)r.times.trials);
+  memcpy(out->trials_ms, r.times.t_attend, sizeof(double) * (size_t)r.times.trials);
   pipeline_result_free(&r);
   return 0;
 }

@@ -101,12 +101,12 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
   }
   double t3 = wall_ms();
   out->kernel = "oracle";
-  out->trials = 1;
-  out->t_quant = xcalloc(1, sizeof(double));
-  out->t_pool = xmalloc(sizeof(double));
-  out->t_select = xmalloc(sizeof(double));
-  out->t_attend = xmalloc(sizeof(double));
-  out->ms_pool = out->t_pool[0] = t1 - t0;
-  out->ms_select = out->t_select[0] = t2 - t1;
-  out->ms_attend = out->t_attend[0] = t3 - t2;
+  out->times.trials = 1;
+  out->times.t_quant = xcalloc(1, sizeof(double));
+  out->times.t_pool = xmalloc(sizeof(double));
+  out->times.t_select = xmalloc(sizeof(double));
+  out->times.t_attend = xmalloc(sizeof(double));
+  out->times.ms_pool = out->times.t_pool[0] = t1 - t0;
+  out->times.ms_select = out->times.t_select[0] = t2 - t1;
+  out->times.ms_attend = out->times.t_attend[0] = t3 - t2;
 }

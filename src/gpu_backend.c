@@ -144,9 +144,9 @@ static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_bu
   if (!(out->vbar = operands_download(d->vbar, npooled, fp8, err))) return -1;
   if (!(out->o = operands_download(d->o, nq, 0, err))) return -1;
   if (fp8) {
-    if (!(out->qo = operands_download(d->q8, nq, 1, err))) return -1;
-    if (!(out->ko = operands_download(d->k8, nk, 1, err))) return -1;
-    if (!(out->vo = operands_download(d->v8, nk, 1, err))) return -1;
+    if (!(out->q_op = operands_download(d->q8, nq, 1, err))) return -1;
+    if (!(out->k_op = operands_download(d->k8, nk, 1, err))) return -1;
+    if (!(out->v_op = operands_download(d->v8, nk, 1, err))) return -1;
   }
   return 0;
 fail:
@@ -228,25 +228,25 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   for (int i = 0; i < 5; i++) CUDA_GOTO(cudaEventCreate(&ev[i]), fail);
   out->on_gpu = 1;
   out->kernel = kernel_name(p->kernel);
-  out->trials = trials;
-  out->t_quant = xcalloc((size_t)trials + 1, sizeof(double));
-  out->t_pool = xcalloc((size_t)trials + 1, sizeof(double));
-  out->t_select = xcalloc((size_t)trials + 1, sizeof(double));
-  out->t_attend = xcalloc((size_t)trials + 1, sizeof(double));
+  out->times.trials = trials;
+  out->times.t_quant = xcalloc((size_t)trials + 1, sizeof(double));
+  out->times.t_pool = xcalloc((size_t)trials + 1, sizeof(double));
+  out->times.t_select = xcalloc((size_t)trials + 1, sizeof(double));
+  out->times.t_attend = xcalloc((size_t)trials + 1, sizeof(double));
   for (int it = -1; it < trials; it++) { /* it = -1: warm-up, not recorded */
     if (run_once(pb, p, cfg, &plan, &d, ev, forced, err) != 0) goto fail;
     if (it < 0) continue;
     float ms[4];
     for (int s = 0; s < 4; s++) CUDA_GOTO(cudaEventElapsedTime(&ms[s], ev[s], ev[s + 1]), fail);
-    out->t_quant[it] = ms[0];
-    out->t_pool[it] = ms[1];
-    out->t_select[it] = ms[2];
-    out->t_attend[it] = ms[3];
+    out->times.t_quant[it] = ms[0];
+    out->times.t_pool[it] = ms[1];
+    out->times.t_select[it] = ms[2];
+    out->times.t_attend[it] = ms[3];
   }
-  out->ms_quant = stats_median(out->t_quant, trials);
-  out->ms_pool = stats_median(out->t_pool, trials);
-  out->ms_select = stats_median(out->t_select, trials);
-  out->ms_attend = stats_median(out->t_attend, trials);
+  out->times.ms_quant = stats_median(out->times.t_quant, trials);
+  out->times.ms_pool = stats_median(out->times.t_pool, trials);
+  out->times.ms_select = stats_median(out->times.t_select, trials);
+  out->times.ms_attend = stats_median(out->times.t_attend, trials);
   out->max_blocks = plan.max_blocks;
   if (download_index(&plan, &d.index, &out->index, err) != 0) goto fail;
   out->scales[0] = out->scales[1] = out->scales[2] = 1.0f;

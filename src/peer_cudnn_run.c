@@ -60,8 +60,8 @@ void peer_cudnn_run(const problem *pb, int trials, peer_timing *out, int *nout, 
     peers_skip(skipped, nskipped, "cudnn", err);
     return;
   }
-  void *q = upload(pb->qo, nq, fp8, err), *k = q ? upload(pb->ko, nk, fp8, err) : NULL;
-  void *v = k ? upload(pb->vo, nk, fp8, err) : NULL, *o = NULL;
+  void *q = upload(pb->q_op, nq, fp8, err), *k = q ? upload(pb->k_op, nk, fp8, err) : NULL;
+  void *v = k ? upload(pb->v_op, nk, fp8, err) : NULL, *o = NULL;
   float *scales = NULL;
   double *ms = xmalloc(sizeof(double) * (size_t)trials);
   const float host_scales[3] = {pb->sq, pb->sk, pb->sv};

@@ -16,12 +16,12 @@ void pipeline_result_free(pipeline_result *r) {
   csr_free(&r->index);
   free(r->score);
   free(r->o);
-  free(r->t_quant);
-  free(r->t_pool);
-  free(r->t_select);
-  free(r->t_attend);
-  free(r->qo);
-  free(r->ko);
-  free(r->vo);
+  free(r->times.t_quant);
+  free(r->times.t_pool);
+  free(r->times.t_select);
+  free(r->times.t_attend);
+  free(r->q_op);
+  free(r->k_op);
+  free(r->v_op);
   memset(r, 0, sizeof *r);
 }

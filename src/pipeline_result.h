@@ -21,6 +21,14 @@ typedef struct pipeline_config {
   prob_mode prob;        /* cpu backend: rounding of probabilities */
 } pipeline_config;
 
+/* What each stage of a pass took. */
+typedef struct stage_times {
+  int trials;              /* timed repetitions behind the medians (1 on the cpu) */
+  double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
+  double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
+} stage_times;
+
+/* What a pass produced, which backend and kernel produced it, and how long each stage took. */
 typedef struct pipeline_result {
   float *k_mean, *v_mean;  /* [hkv, total blocks, dim] f32 means */
   float *kbar, *vbar;      /* pooled operands used by select and correction */
@@ -29,13 +37,11 @@ typedef struct pipeline_result {
   float *score;            /* [nseg, max_blocks] or NULL */
   int max_blocks;
   float *o;                /* [total_q, hq, dim] or NULL */
-  double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
+  float *q_op, *k_op, *v_op; /* gpu, FP8: the operands the kernels quantised (code values) */
+  float scales[3];         /* gpu: dequantisation scales of q, k, v */
   int on_gpu;              /* which backend produced it */
   const char *kernel;      /* what attended: "sm90" or "portable" (gpu), "oracle" (cpu) */
-  int trials;              /* timed repetitions behind the medians (1 on the cpu) */
-  double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
-  float *qo, *ko, *vo;     /* gpu, FP8: the operands the kernels quantised (code values) */
-  float scales[3];         /* gpu: dequantisation scales of q, k, v */
+  stage_times times;
 } pipeline_result;
 
 void pipeline_result_free(pipeline_result *r);

@@ -59,10 +59,10 @@ void problem_chunk(const problem *full, int first, int count, problem *out) {
 }
 
 static void free_operands(problem *pb) {
-  if (pb->qo != pb->q) free(pb->qo);
-  if (pb->ko != pb->k) free(pb->ko);
-  if (pb->vo != pb->v) free(pb->vo);
-  pb->qo = pb->ko = pb->vo = NULL;
+  if (pb->q_op != pb->q) free(pb->q_op);
+  if (pb->k_op != pb->k) free(pb->k_op);
+  if (pb->v_op != pb->v) free(pb->v_op);
+  pb->q_op = pb->k_op = pb->v_op = NULL;
 }
 
 void problem_free(problem *pb) {
@@ -117,15 +117,15 @@ void problem_prepare(problem *pb, int bf16_operands) {
   size_t nq = (size_t)pb->total_q * (size_t)pb->p.hq * (size_t)pb->p.dim;
   size_t nk = (size_t)pb->total_k * (size_t)pb->p.hkv * (size_t)pb->p.dim;
   pb->sq = pb->sk = pb->sv = 1.0f;
-  pb->qo = bf16_operands ? round_bf16(pb->q, nq) : pb->q;
-  pb->ko = bf16_operands ? round_bf16(pb->k, nk) : pb->k;
-  pb->vo = bf16_operands ? round_bf16(pb->v, nk) : pb->v;
+  pb->q_op = bf16_operands ? round_bf16(pb->q, nq) : pb->q;
+  pb->k_op = bf16_operands ? round_bf16(pb->k, nk) : pb->k;
+  pb->v_op = bf16_operands ? round_bf16(pb->v, nk) : pb->v;
   if (pb->p.dtype != FP2_FP8) return;
   /* FP8 quantises what the model handed over (bf16 on the GPU path). */
-  float *bq = pb->qo, *bk = pb->ko, *bv = pb->vo;
-  pb->qo = quantize_e4m3(bq, nq, &pb->sq);
-  pb->ko = quantize_e4m3(bk, nk, &pb->sk);
-  pb->vo = quantize_e4m3(bv, nk, &pb->sv);
+  float *bq = pb->q_op, *bk = pb->k_op, *bv = pb->v_op;
+  pb->q_op = quantize_e4m3(bq, nq, &pb->sq);
+  pb->k_op = quantize_e4m3(bk, nk, &pb->sk);
+  pb->v_op = quantize_e4m3(bv, nk, &pb->sv);
   if (bq != pb->q) free(bq);
   if (bk != pb->k) free(bk);
   if (bv != pb->v) free(bv);
@@ -137,7 +137,7 @@ qkv_view problem_source(const problem *pb) {
 }
 
 qkv_view problem_operands(const problem *pb) {
-  qkv_view v = {pb->qo, pb->ko, pb->vo, pb->sq, pb->sk, pb->sv};
+  qkv_view v = {pb->q_op, pb->k_op, pb->v_op, pb->sq, pb->sk, pb->sv};
   return v;
 }
 

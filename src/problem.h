@@ -40,7 +40,7 @@ typedef struct problem {
   int borrowed;          /* q, k, v belong to another problem (problem_chunk) */
   niah_info *niah;       /* [batch] for synth:niah, else NULL */
   /* Operands (problem_prepare): bf16-rounded source for BF16, e4m3 code values for FP8. */
-  float *qo, *ko, *vo;
+  float *q_op, *k_op, *v_op;
   float sq, sk, sv;
 } problem;
 

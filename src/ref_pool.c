@@ -19,8 +19,8 @@ void ref_pool(const problem *pb, float *k_mean, float *v_mean) {
           double sk = 0, sv = 0;
           for (int t = first; t < last; t++) {
             size_t at = ((size_t)(pb->cu_k[b] + t) * hkv + h) * dim + d;
-            sk += pb->ko[at];
-            sv += pb->vo[at];
+            sk += pb->k_op[at];
+            sv += pb->v_op[at];
           }
           k_mean[out + d] = (float)(sk * pb->sk / (last - first));
           v_mean[out + d] = (float)(sv * pb->sv / (last - first));

@@ -58,7 +58,7 @@ void ref_select_tile(const problem *pb, const float *kbar, double kbar_scale, in
   double m = -INFINITY;
   for (int r = 0; r < nrows; r++) {
     int row = tl.row_begin + r, pos = (lk - lq) + row / g, head = h * g + row % g;
-    const float *q = pb->qo + ((size_t)(pb->cu_q[b] + row / g) * p->hq + head) * dim;
+    const float *q = pb->q_op + ((size_t)(pb->cu_q[b] + row / g) * p->hq + head) * dim;
     for (int j = 0; j < ns; j++) {
       double v = -INFINITY;
       if (pos >= j * p->block) {

@@ -18,8 +18,8 @@ void rows_put_flops(cJSON *row, const density_stats *d) {
 }
 
 void rows_put_stage_times(cJSON *row, const pipeline_result *r) {
-  report_add_times(row, "quantise", r->t_quant, r->trials);
-  report_add_times(row, "pool", r->t_pool, r->trials);
-  report_add_times(row, "select", r->t_select, r->trials);
-  report_add_times(row, "attend", r->t_attend, r->trials);
+  report_add_times(row, "quantise", r->times.t_quant, r->times.trials);
+  report_add_times(row, "pool", r->times.t_pool, r->times.trials);
+  report_add_times(row, "select", r->times.t_select, r->times.trials);
+  report_add_times(row, "attend", r->times.t_attend, r->times.trials);
 }

@@ -126,7 +126,7 @@ static void test_attention(const attn_case *tc) {
 
   /* Operands as the GPU holds them: bf16, or e4m3 codes with their scales. */
   void *hq_ = xmalloc(nq * esize), *hk = xmalloc(nk * esize), *hv = xmalloc(nk * esize);
-  const float *src[3] = {pb.qo, pb.ko, pb.vo};
+  const float *src[3] = {pb.q_op, pb.k_op, pb.v_op};
   void *dst[3] = {hq_, hk, hv};
   const size_t cnt[3] = {nq, nk, nk};
   for (int t = 0; t < 3; t++)

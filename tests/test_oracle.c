@@ -246,8 +246,8 @@ static void fp8_operands(void) {
   double amax = 0, omax = 0;
   for (size_t i = 0; i < (size_t)300 * 2 * 16; i++) {
     amax = fmax(amax, fabs(pb.k[i]));
-    omax = fmax(omax, fabs(pb.ko[i]));
-    EXPECT(e4m3_round(pb.ko[i]) == pb.ko[i]);
+    omax = fmax(omax, fabs(pb.k_op[i]));
+    EXPECT(e4m3_round(pb.k_op[i]) == pb.k_op[i]);
   }
   EXPECT(omax == 448.0);
   EXPECT_NEAR(pb.sk, amax / 448.0, 1e-9 * amax);
