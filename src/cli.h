@@ -59,7 +59,9 @@ typedef struct fp2_opts {
   const char *out;   /* JSON destination; NULL: none, "-": stdout */
   /* Which options were given: a recorded file must agree with them, and grids such as
      check's take a given option as the only value of its axis. */
-  int len_given, heads_given, dim_given, dtype_given, data_given, correction_given;
+  struct {
+    int len, heads, dim, dtype, data, correction;
+  } given;
 } fp2_opts;
 
 void opts_defaults(fp2_opts *o);
@@ -71,12 +73,12 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
 
 /* Spec rows for the shared options, to place inside a command's spec table. */
 #define OPTS_SIZES(o)                                                                        \
-  {"--len", OPT_SIZE_LIST, &(o)->lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->len_given}, \
-  {"--heads", OPT_HEADS, (o), "HQ:HKV", "query heads : KV heads", &(o)->heads_given},              \
-  {"--dim", OPT_INT, &(o)->dim, "D", "head dimension", &(o)->dim_given},                           \
+  {"--len", OPT_SIZE_LIST, &(o)->lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->given.len}, \
+  {"--heads", OPT_HEADS, (o), "HQ:HKV", "query heads : KV heads", &(o)->given.heads},              \
+  {"--dim", OPT_INT, &(o)->dim, "D", "head dimension", &(o)->given.dim},                           \
   {"--batch", OPT_INT, &(o)->batch, "N", "sequences per batch"}
 #define OPTS_SHAPE(o) \
-  OPTS_SIZES(o), {"--dtype", OPT_CHOICE, &(o)->dtype, DTYPE_CHOICES, "operand precision", &(o)->dtype_given}
+  OPTS_SIZES(o), {"--dtype", OPT_CHOICE, &(o)->dtype, DTYPE_CHOICES, "operand precision", &(o)->given.dtype}
 #define OPTS_SELECT(o) \
   {"--alpha", OPT_DOUBLE, &(o)->alpha, "A", "threshold: keep E >= A * max E, A in [0,1]"}, OPTS_BLOCKS(o)
 #define OPTS_BLOCKS(o)                                                                       \
@@ -86,10 +88,10 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
   {"--window", OPT_INT, &(o)->window, "N", "local window in blocks always kept"},            \
   {"--recent", OPT_INT, &(o)->recent, "N", "last tiles of a sequence kept dense"},           \
   {"--no-correction", OPT_FLAG, &(o)->no_correction, NULL, "drop unselected blocks (no mean correction)", \
-   &(o)->correction_given}
+   &(o)->given.correction}
 #define OPT_DATA(o)                                                                                  \
   {"--data", OPT_STRING, &(o)->data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
-   &(o)->data_given}
+   &(o)->given.data}
 #define OPTS_DATA(o)                                                                                 \
   OPT_DATA(o),                                                                                       \
   {"--density", OPT_DOUBLE, &(o)->density, "X", "force a random block mask of density X (off: score)"},  \

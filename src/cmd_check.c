@@ -181,15 +181,15 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
 /* The axes the grid sweeps (those not given) as the config records them. */
 static void config_grid(report *rep, const fp2_opts *o, int backend) {
   const int hkv = backend == BACKEND_GPU ? 8 : 1;
-  if (!o->heads_given) {
+  if (!o->given.heads) {
     cJSON *hq = cJSON_CreateArray();
     for (int gi = 0; gi < 3; gi++) cJSON_AddItemToArray(hq, cJSON_CreateNumber(grid_groups[gi] * hkv));
     experiment_config_set(rep, "hq", hq);
     experiment_config_set(rep, "hkv", cJSON_CreateNumber(hkv));
   }
-  if (!o->data_given) experiment_config_set(rep, "data", cJSON_CreateStringArray(grid_sources, 2));
-  if (!o->dtype_given) experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(DTYPES_BOTH)));
-  if (!o->correction_given) experiment_config_corrections(rep);
+  if (!o->given.data) experiment_config_set(rep, "data", cJSON_CreateStringArray(grid_sources, 2));
+  if (!o->given.dtype) experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(DTYPES_BOTH)));
+  if (!o->given.correction) experiment_config_corrections(rep);
 }
 
 static int check_args(void *args, const data_source *src) {
@@ -230,11 +230,11 @@ int cmd_check(int argc, char **argv) {
   int backend;
   int rc = experiment_start(&check_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);
   if (rc != EXPERIMENT_GO) return rc;
-  if (!a.o.len_given && backend == BACKEND_GPU) {
+  if (!a.o.given.len && backend == BACKEND_GPU) {
     static const int64_t gpu_lens[] = {1024, 4096, 4096 + 77, 16384, 65536, 131072};
     a.o.lens.n = 6;
     memcpy(a.o.lens.v, gpu_lens, sizeof gpu_lens);
-  } else if (!a.o.len_given) {
+  } else if (!a.o.given.len) {
     a.o.lens.n = 2;
     a.o.lens.v[0] = 1024;
     a.o.lens.v[1] = 2048 + 77;
@@ -250,16 +250,16 @@ int cmd_check(int argc, char **argv) {
           "corr", "blocks", "flips", "worst", "mism", "rows", "max err", "bound", "rel L2", "verdict");
   int ncases = 0, nfailed = 0;
   for (int li = 0; li < a.o.lens.n; li++)
-    for (int gi = 0; gi < (a.o.heads_given ? 1 : 3); gi++)
-      for (int si = 0; si < (a.o.data_given ? 1 : 2); si++)
-        for (int di = 0; di < (a.o.dtype_given ? 1 : 2); di++)
-          for (int ci = 0; ci < (a.o.correction_given ? 1 : 2); ci++) {
+    for (int gi = 0; gi < (a.o.given.heads ? 1 : 3); gi++)
+      for (int si = 0; si < (a.o.given.data ? 1 : 2); si++)
+        for (int di = 0; di < (a.o.given.dtype ? 1 : 2); di++)
+          for (int ci = 0; ci < (a.o.given.correction ? 1 : 2); ci++) {
             check_case c = {.len = a.o.lens.v[li],
-                            .hq = a.o.heads_given ? a.o.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
-                            .hkv = a.o.heads_given ? a.o.hkv : (backend == BACKEND_GPU ? 8 : 1),
-                            .data = a.o.data_given ? a.o.data : grid_sources[si],
-                            .dtype = a.o.dtype_given ? (fp2_dtype)a.o.dtype : (fp2_dtype)di,
-                            .correction = a.o.correction_given ? 0 : ci == 0};
+                            .hq = a.o.given.heads ? a.o.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
+                            .hkv = a.o.given.heads ? a.o.hkv : (backend == BACKEND_GPU ? 8 : 1),
+                            .data = a.o.given.data ? a.o.data : grid_sources[si],
+                            .dtype = a.o.given.dtype ? (fp2_dtype)a.o.dtype : (fp2_dtype)di,
+                            .correction = a.o.given.correction ? 0 : ci == 0};
             case_result r;
             run_case(&a, backend, &c, (uint64_t)a.o.seed + 7919u * (uint64_t)ncases, &r);
             print_case(txt, &c, &r);

@@ -41,15 +41,15 @@ static int pick_backend(const char *cmd, const fp2_opts *o) {
    given take the file's, and the options are checked again with them. */
 static int file_agrees(const data_source *src, fp2_opts *o, const problem *pb, char *err) {
   const int len = pb->lq[0];
-  if (o->len_given && (o->lens.n != 1 || o->lens.v[0] != len)) {
+  if (o->given.len && (o->lens.n != 1 || o->lens.v[0] != len)) {
     err_set(err, "'%s' holds %d positions but --len asks for %lld", src->path, len, (long long)o->lens.v[0]);
     return -1;
   }
-  if (o->heads_given && (o->hq != pb->p.hq || o->hkv != pb->p.hkv)) {
+  if (o->given.heads && (o->hq != pb->p.hq || o->hkv != pb->p.hkv)) {
     err_set(err, "'%s' holds %d:%d heads but --heads asks for %d:%d", src->path, pb->p.hq, pb->p.hkv, o->hq, o->hkv);
     return -1;
   }
-  if (o->dim_given && o->dim != pb->p.dim) {
+  if (o->given.dim && o->dim != pb->p.dim) {
     err_set(err, "'%s' holds head dim %d but --dim asks for %d", src->path, pb->p.dim, o->dim);
     return -1;
   }
@@ -85,7 +85,7 @@ static int take_file_shape(const char *cmd, const data_source *src, fp2_opts *o)
 }
 
 static void cpu_small_size(const char *cmd, fp2_opts *o) {
-  if (o->len_given || o->data_given) return;
+  if (o->given.len || o->given.data) return;
   o->lens.n = 1;
   o->lens.v[0] = 1024;
   fprintf(stderr, "fp2bench: %s: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n", cmd);

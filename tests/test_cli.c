@@ -38,8 +38,8 @@ static void options(void) {
   const char *ok[] = {"run", "--len", "4k,128k", "--heads=64:8", "--dim", "64", "--dtype", "fp8", "--alpha", "0.25",
                       "--no-correction", "--density", "0.05", "--seed", "42", "--backend", "cpu", "--data", "synth:niah"};
   EXPECT(parse(&o, (int)(sizeof ok / sizeof ok[0]), ok) == 0);
-  EXPECT(o.lens.n == 2 && o.lens.v[1] == 131072 && o.len_given);
-  EXPECT(o.hq == 64 && o.hkv == 8 && o.heads_given && o.dim == 64 && o.dim_given);
+  EXPECT(o.lens.n == 2 && o.lens.v[1] == 131072 && o.given.len);
+  EXPECT(o.hq == 64 && o.hkv == 8 && o.given.heads && o.dim == 64 && o.given.dim);
   EXPECT(o.dtype == FP2_FP8 && o.alpha == 0.25 && o.no_correction && o.density == 0.05 && o.seed == 42);
   EXPECT(o.backend == BACKEND_CPU && strcmp(o.data, "synth:niah") == 0);
   char err[ERR_LEN];
