@@ -57,11 +57,10 @@ void check_index(const problem *pb, const float *kbar, double kbar_scale, const 
   out->worst_flip = worst_flip;
 }
 
-void check_outputs(const problem *pb, const pipeline_result *r, const row_sample *rows, const float *o, int show,
-                   output_diff *out) {
+void check_outputs(const problem *pb, const csr_index *idx, const pooled_view *pooled, const row_sample *rows,
+                   const float *o, int show, output_diff *out) {
   const int dim = pb->p.dim;
   const qkv_view x = problem_operands(pb);
-  const pooled_view pooled = pipeline_pooled(r);
   double err = 0, err_emul = 0, diff2 = 0, norm2 = 0;
   double *dev = xmalloc(sizeof(double) * (size_t)(rows->n > 0 ? rows->n : 1));
   int *nan_bad = xcalloc((size_t)(rows->n > 0 ? rows->n : 1), sizeof(int));
@@ -72,10 +71,10 @@ void check_outputs(const problem *pb, const pipeline_result *r, const row_sample
     for (int k = 0; k < rows->n; k++) {
       int b = rows->b[k], i = rows->i[k], head = rows->head[k];
       int seg = problem_row_segment(pb, b, i, head);
-      const int *blocks = r->index.indices + r->index.offsets[seg];
-      int n = r->index.offsets[seg + 1] - r->index.offsets[seg];
+      const int *blocks = idx->indices + idx->offsets[seg];
+      int n = idx->offsets[seg + 1] - idx->offsets[seg];
       double lse;
-      const pooled_view *pv = pb->p.correction ? &pooled : NULL;
+      const pooled_view *pv = pb->p.correction ? pooled : NULL;
       ref_attend_row(pb, x, b, i, head, blocks, n, pv, PROB_EXACT, exact, &lse);
       ref_attend_row(pb, x, b, i, head, blocks, n, pv, PROB_EMULATED, emul, &lse);
       const float *row = o + ((size_t)(pb->cu_q[b] + i) * pb->p.hq + head) * dim;

@@ -5,7 +5,8 @@
 #ifndef FP2_CHECK_H
 #define FP2_CHECK_H
 
-#include "pipeline.h"
+#include "reference.h"
+#include "sample.h"
 
 typedef struct index_diff {
   int64_t blocks;      /* blocks in the reference index (evaluated segments) */
@@ -30,8 +31,9 @@ typedef struct output_diff {
 } output_diff;
 
 /* Compares output rows `o` ([total_q, hq, dim]; only the sampled rows are read) with the
-   oracle given the same index and pooled vectors. Prints up to `show` bad rows. */
-void check_outputs(const problem *pb, const pipeline_result *r, const row_sample *rows, const float *o, int show,
-                   output_diff *out);
+   oracle given the same index and pooled vectors (the backend's; used when correction is on).
+   Prints up to `show` bad rows. */
+void check_outputs(const problem *pb, const csr_index *idx, const pooled_view *pooled, const row_sample *rows,
+                   const float *o, int show, output_diff *out);
 
 #endif

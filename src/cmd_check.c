@@ -135,7 +135,8 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   res->kernel = r.kernel;
   double tol = a->flip_tol > 0 ? a->flip_tol : default_flip_tol(backend, c->dtype);
   check_index(&pb, kbar_ref, kbar_ref_scale, &r.index, tol, a->show, &res->index);
-  check_outputs(&pb, &r, &rows, r.o, a->show, &res->out);
+  const pooled_view pooled = pipeline_pooled(&r);
+  check_outputs(&pb, &r.index, &pooled, &rows, r.o, a->show, &res->out);
   res->ok = res->index.mismatches == 0 && res->out.bad_rows == 0 && res->operand_mismatches == 0 &&
             res->pooled_error <= POOLED_TOL;
   if (res->operand_mismatches) fprintf(stderr, "  %lld quantised operands differ from the host's\n",
