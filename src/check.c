@@ -30,7 +30,7 @@ void check_index(const problem *pb, const float *kbar, double kbar_scale, const 
         ref_select_tile(pb, kbar, kbar_scale, b, h, t, &ref);
         const int *g = got->indices + got->offsets[seg];
         int ng = got->offsets[seg + 1] - got->offsets[seg];
-        double thr = (double)pb->p.alpha * ref.e_max;
+        const double thr = ref.threshold; /* the oracle's own rule, not a second copy */
         blocks += ref.nkept;
         for (int j = 0; j <= ref.tile.last_k; j++) {
           int in_ref = contains(ref.kept, ref.nkept, j), in_got = contains(g, ng, j);

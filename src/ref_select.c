@@ -80,10 +80,10 @@ void ref_select_tile(const problem *pb, const float *kbar, double kbar_scale, in
   out->m_tile = m;
   out->e_max = e_max;
 
-  const double threshold = (double)p->alpha * e_max;
+  out->threshold = (double)p->alpha * e_max;
   int n = 0;
   for (int j = 0; j <= tl.last_k; j++)
-    if (fp2_always_kept(p, &tl, ntiles, t, j) || (j < ns && out->energy[j] >= threshold)) out->kept[n++] = j;
+    if (fp2_always_kept(p, &tl, ntiles, t, j) || (j < ns && out->energy[j] >= out->threshold)) out->kept[n++] = j;
   out->nkept = n;
 }
 

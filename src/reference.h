@@ -41,6 +41,7 @@ typedef struct tile_selection {
   fp2_tile tile;
   double m_tile;   /* -inf when nothing was scored */
   double e_max;    /* max E (0 when nothing was scored) */
+  double threshold; /* alpha * e_max: a scored block is kept when its E reaches it */
   double *energy;  /* [nscored] */
   int nkept;
   int *kept;       /* ascending, [last_k + 1] capacity */
