@@ -48,12 +48,14 @@ out=build-fuzz
 mkdir -p "$out"
 flags=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Wno-missing-field-initializers
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-       -Isrc -Ikernels -I"$cuda_include")
-sources_safetensors=(src/safetensors.c src/qkv_file.c src/tensor.c src/numeric.c src/error.c src/infile.c src/outfile.c)
+       -Isrc -Isrc/base -Isrc/data -Isrc/oracle -Isrc/run -Isrc/record -Isrc/peers -Isrc/driver -Ikernels
+       -I"$cuda_include")
+sources_safetensors=(src/data/safetensors.c src/data/qkv_file.c src/data/tensor.c src/base/numeric.c src/base/error.c
+                     src/base/infile.c src/base/outfile.c)
 libs_safetensors=(-lcjson -lm)
-sources_options=(src/cli.c src/error.c kernels/sm90_shape.c kernels/status.c)
+sources_options=(src/driver/cli.c src/base/error.c kernels/sm90_shape.c kernels/status.c)
 libs_options=(-lm)
-sources_plot=(src/plot_table.c src/report_load.c src/infile.c src/outfile.c src/error.c)
+sources_plot=(src/record/plot_table.c src/record/report_load.c src/base/infile.c src/base/outfile.c src/base/error.c)
 libs_plot=(-lcjson -lm)
 
 for t in "${targets[@]}"; do
