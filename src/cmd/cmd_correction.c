@@ -92,6 +92,7 @@ static int check_args(void *args, const data_source *src) {
   }
   return 0;
 }
+
 static const experiment_cmd correction_cmd = {
     .name = "correction",
     .usage = "correction [options]",

@@ -1,0 +1,295 @@
+/* Each kernel of the library called directly, on fresh random inputs, against its reference in
+   src/oracle/ (not through the gpu backend or the check command):
+     fp2_quantize_e4m3 (quantize.cu)   the host's e4m3 quantisation (problem_prepare): codes and
+                                       scale bit for bit;
+     fp2_pool (pool.cu)                ref_pool's means within 1e-5 of the largest, and the
+                                       pooled operands within one rounding of the means' own;
+     fp2_select (select.cu)            ref_select_tile on the same pooled keys (check_index:
+                                       near-threshold flips only, none farther);
+     fp2_attend, portable (attend.cu)  ref_attend_row on the same index and pooled vectors
+     and sm90 (attend_sm90.cu, on an   (check_outputs: within twice the error of the oracle
+     sm_90 GPU)                        emulating the kernels' rounding, plus 1/256).
+   BF16 and FP8, g = 4 and g = 3, one sequence and a batch of two, with and without the
+   correction. Exits 77 without a GPU. */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "device_operands.h"
+#include "synth.h"
+#include "testing.h"
+
+static void *dev_alloc(size_t bytes) {
+  void *p = NULL;
+  CHECK_CUDA(cudaMalloc(&p, bytes + 16));
+  return p;
+}
+
+/* n host values as device operands (bf16, or e4m3 codes). */
+static void *dev_operands(const float *x, size_t n, int fp8) {
+  char err[320];
+  void *d = dev_alloc(n * (fp8 ? 1 : 2));
+  if (operands_upload(d, x, n, fp8, err) != 0) {
+    fprintf(stderr, "upload: %s\n", err);
+    exit(3);
+  }
+  return d;
+}
+
+static float *host_operands(const void *d, size_t n, int fp8) {
+  char err[320];
+  float *x = operands_download(d, n, fp8, err);
+  if (!x) {
+    fprintf(stderr, "download: %s\n", err);
+    exit(3);
+  }
+  return x;
+}
+
+static void *dev_copy(const void *x, size_t bytes) {
+  void *d = dev_alloc(bytes);
+  CHECK_CUDA(cudaMemcpy(d, x, bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+static void fp2_ok(fp2_status s, const char *what) {
+  if (s != FP2_OK) {
+    fprintf(stderr, "%s: %s\n", what, fp2_error_message());
+    exit(3);
+  }
+}
+
+/* One problem on the device: its plan and operands, with the host's pooled operands and index. */
+typedef struct fixture {
+  char name[96];
+  problem pb;
+  fp2_plan plan;
+  size_t nq, nk, npooled;
+  int fp8;
+  void *q, *k, *v;          /* device operands */
+  float *scales;            /* device [3], NULL for BF16 */
+  float *k_mean, *v_mean;   /* host: ref_pool */
+  float *kbar, *vbar;       /* host: the rounded pooled operands */
+  double kbar_scale, vbar_scale;
+  csr_index index;          /* host: ref_select on kbar */
+} fixture;
+
+static void fixture_init(fixture *f, fp2_dtype dt, int hq, int hkv, int correction, int batch, uint64_t seed) {
+  static const int lens[2][2] = {{1024 + 77, 0}, {700, 1000 + 5}};
+  const fp2_params p = {.hq = hq, .hkv = hkv, .dim = 128, .block = 128, .qtile = 128, .alpha = 0.1f, .sink = 2,
+                        .window = 4, .recent = 2, .correction = correction, .dtype = dt};
+  char err[320];
+  memset(f, 0, sizeof *f);
+  snprintf(f->name, sizeof f->name, "%s g=%d batch=%d correction=%d", dt == FP2_FP8 ? "fp8" : "bf16", hq / hkv, batch,
+           correction);
+  problem_init(&f->pb, &p, batch, lens[batch - 1], lens[batch - 1]);
+  if (synth_fill(&f->pb, SYNTH_RANDOM, seed, err) != 0) {
+    fprintf(stderr, "%s: synth: %s\n", f->name, err);
+    exit(3);
+  }
+  problem_prepare(&f->pb, 1);
+  fp2_ok(fp2_plan_create(&p, batch, f->pb.lq, f->pb.lk, &f->plan), "fp2_plan_create");
+  f->fp8 = dt == FP2_FP8;
+  f->nq = (size_t)f->pb.total_q * hq * p.dim;
+  f->nk = (size_t)f->pb.total_k * hkv * p.dim;
+  f->npooled = (size_t)hkv * f->pb.cu_blocks[batch] * p.dim;
+  f->q = dev_operands(f->pb.q_op, f->nq, f->fp8);
+  f->k = dev_operands(f->pb.k_op, f->nk, f->fp8);
+  f->v = dev_operands(f->pb.v_op, f->nk, f->fp8);
+  if (f->fp8) {
+    const float s[3] = {f->pb.sq, f->pb.sk, f->pb.sv};
+    f->scales = dev_copy(s, sizeof s);
+  }
+  f->k_mean = malloc(sizeof(float) * f->npooled);
+  f->v_mean = malloc(sizeof(float) * f->npooled);
+  f->kbar = malloc(sizeof(float) * f->npooled);
+  f->vbar = malloc(sizeof(float) * f->npooled);
+  ref_pool(&f->pb, f->k_mean, f->v_mean);
+  f->kbar_scale = ref_pooled_operands(dt, POOLED_ROUNDED, f->pb.sk, f->k_mean, f->kbar, f->npooled);
+  f->vbar_scale = ref_pooled_operands(dt, POOLED_ROUNDED, f->pb.sv, f->v_mean, f->vbar, f->npooled);
+  ref_select(&f->pb, f->kbar, f->kbar_scale, NULL, &f->index, NULL, 0);
+}
+
+static void fixture_free(fixture *f) {
+  cudaFree(f->q);
+  cudaFree(f->k);
+  cudaFree(f->v);
+  cudaFree(f->scales);
+  free(f->k_mean);
+  free(f->v_mean);
+  free(f->kbar);
+  free(f->vbar);
+  csr_free(&f->index);
+  fp2_plan_destroy(&f->plan);
+  problem_free(&f->pb);
+}
+
+/* quantize.cu: the bf16 source of q, k and v to e4m3 codes and scales. */
+static void test_quantize(const fixture *f) {
+  const float *src[3] = {f->pb.q, f->pb.k, f->pb.v}, *want[3] = {f->pb.q_op, f->pb.k_op, f->pb.v_op};
+  const float want_scale[3] = {f->pb.sq, f->pb.sk, f->pb.sv};
+  const size_t n[3] = {f->nq, f->nk, f->nk};
+  for (int t = 0; t < 3; t++) {
+    void *x = dev_operands(src[t], n[t], 0), *codes = dev_alloc(n[t]);
+    float *scale = dev_alloc(sizeof(float));
+    unsigned *amax = dev_alloc(sizeof(unsigned));
+    fp2_ok(fp2_quantize_e4m3(x, n[t], codes, scale, amax, 0), "fp2_quantize_e4m3");
+    float got_scale;
+    CHECK_CUDA(cudaMemcpy(&got_scale, scale, sizeof got_scale, cudaMemcpyDeviceToHost));
+    float *got = host_operands(codes, n[t], 1);
+    size_t differ = 0, first = 0;
+    for (size_t i = n[t]; i-- > 0;)
+      if (memcmp(&got[i], &want[t][i], sizeof(float)) != 0) differ++, first = i;
+    EXPECT_MSG(got_scale == want_scale[t], "%s: quantize tensor %d: scale %.9g, host %.9g", f->name, t, got_scale,
+               want_scale[t]);
+    EXPECT_MSG(differ == 0, "%s: quantize tensor %d: %zu of %zu codes differ (first at %zu: %g, host %g)", f->name,
+               t, differ, n[t], first, differ ? got[first] : 0.0, differ ? want[t][first] : 0.0);
+    free(got);
+    cudaFree(x);
+    cudaFree(codes);
+    cudaFree(scale);
+    cudaFree(amax);
+  }
+}
+
+/* Largest |got - want| over n values, relative to the largest |want|. */
+static double rel_max_diff(const float *got, const float *want, size_t n) {
+  double diff = 0, top = 0;
+  for (size_t i = 0; i < n; i++) {
+    const double d = fabs((double)got[i] - want[i]);
+    if (!(d <= diff)) diff = d;
+    top = fmax(top, fabs(want[i]));
+  }
+  return top > 0 ? diff / top : diff;
+}
+
+/* pool.cu: means and pooled operands. */
+static void test_pool(const fixture *f) {
+  float *k_mean = dev_alloc(f->npooled * 4), *v_mean = dev_alloc(f->npooled * 4);
+  void *kbar = dev_alloc(f->npooled * 2), *vbar = dev_alloc(f->npooled * 2);
+  fp2_ok(fp2_pool(&f->pb.p, &f->plan, f->k, f->v, f->scales, k_mean, v_mean, kbar, vbar, 0), "fp2_pool");
+  CHECK_CUDA(cudaDeviceSynchronize());
+  float *km = malloc(sizeof(float) * f->npooled), *vm = malloc(sizeof(float) * f->npooled);
+  CHECK_CUDA(cudaMemcpy(km, k_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(vm, v_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
+  const double dk = rel_max_diff(km, f->k_mean, f->npooled), dv = rel_max_diff(vm, f->v_mean, f->npooled);
+  EXPECT_MSG(dk <= 1e-5 && dv <= 1e-5, "%s: pool: means differ from ref_pool by %.3g (k) and %.3g (v)", f->name, dk,
+             dv);
+  /* The operands are the rounding of the kernel's own means: within one rounding step. */
+  float *kb = host_operands(kbar, f->npooled, f->fp8), *vb = host_operands(vbar, f->npooled, f->fp8);
+  float *want_k = malloc(sizeof(float) * f->npooled), *want_v = malloc(sizeof(float) * f->npooled);
+  ref_pooled_operands(f->pb.p.dtype, POOLED_ROUNDED, f->pb.sk, km, want_k, f->npooled);
+  ref_pooled_operands(f->pb.p.dtype, POOLED_ROUNDED, f->pb.sv, vm, want_v, f->npooled);
+  const double step = f->fp8 ? 1.0 / 8 : 1.0 / 128;
+  size_t off = 0;
+  for (size_t i = 0; i < f->npooled; i++)
+    off += !(fabs(kb[i] - want_k[i]) <= step * fabs(want_k[i]) + 1e-6) +
+           !(fabs(vb[i] - want_v[i]) <= step * fabs(want_v[i]) + 1e-6);
+  EXPECT_MSG(off == 0, "%s: pool: %zu pooled operands beyond one rounding of the means", f->name, off);
+  free(km);
+  free(vm);
+  free(kb);
+  free(vb);
+  free(want_k);
+  free(want_v);
+  cudaFree(k_mean);
+  cudaFree(v_mean);
+  cudaFree(kbar);
+  cudaFree(vbar);
+}
+
+/* select.cu: the index from the host's pooled keys. */
+static void test_select(const fixture *f) {
+  const fp2_plan *plan = &f->plan;
+  void *kbar = dev_operands(f->kbar, f->npooled, f->fp8);
+  fp2_index idx = {dev_alloc(sizeof(int) * (size_t)plan->capacity), dev_alloc(sizeof(int) * (size_t)plan->nseg),
+                   dev_alloc(sizeof(int) * ((size_t)plan->nseg + 1)), dev_alloc(sizeof(int) * (size_t)plan->capacity)};
+  const size_t ws_bytes = fp2_select_workspace_bytes(plan);
+  void *ws = dev_alloc(ws_bytes);
+  fp2_ok(fp2_select(&f->pb.p, plan, f->q, kbar, f->scales, &idx, ws, ws_bytes, 0), "fp2_select");
+  csr_index got = {.nseg = plan->nseg};
+  got.offsets = malloc(sizeof(int) * ((size_t)plan->nseg + 1));
+  CHECK_CUDA(cudaMemcpy(got.offsets, idx.offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost));
+  got.nnz = got.offsets[plan->nseg];
+  EXPECT_MSG(got.nnz >= 0 && got.nnz <= plan->capacity, "%s: select: %lld blocks, capacity %d", f->name,
+             (long long)got.nnz, plan->capacity);
+  if (got.nnz >= 0 && got.nnz <= plan->capacity) {
+    got.indices = malloc(sizeof(int) * (size_t)(got.nnz + 1));
+    CHECK_CUDA(cudaMemcpy(got.indices, idx.indices, sizeof(int) * (size_t)got.nnz, cudaMemcpyDeviceToHost));
+    got.evaluated = malloc((size_t)plan->nseg + 1);
+    memset(got.evaluated, 1, (size_t)plan->nseg + 1);
+    index_diff d;
+    check_index(&f->pb, f->kbar, f->kbar_scale, &got, 1e-4, 10, &d);
+    EXPECT_MSG(d.mismatches == 0, "%s: select: %lld of %lld blocks differ from ref_select_tile (%lld flips)",
+               f->name, (long long)d.mismatches, (long long)d.blocks, (long long)d.flips);
+  }
+  csr_free(&got);
+  cudaFree(kbar);
+  cudaFree(idx.scratch);
+  cudaFree(idx.counts);
+  cudaFree(idx.offsets);
+  cudaFree(idx.indices);
+  cudaFree(ws);
+}
+
+/* attend.cu or attend_sm90.cu: the output over the host's index and pooled vectors. */
+static void test_attend(const fixture *f, fp2_kernel kernel) {
+  fp2_params p = f->pb.p;
+  p.kernel = kernel;
+  const fp2_plan *plan = &f->plan;
+  void *kbar = dev_operands(f->kbar, f->npooled, f->fp8), *vbar = dev_operands(f->vbar, f->npooled, f->fp8);
+  int *offsets = dev_copy(f->index.offsets, sizeof(int) * ((size_t)f->index.nseg + 1));
+  int *indices = dev_copy(f->index.indices, sizeof(int) * (size_t)(f->index.nnz + 1));
+  const size_t ws_bytes = fp2_attend_workspace_bytes(&p, plan);
+  void *ws = dev_alloc(ws_bytes), *o = dev_alloc(f->nq * 2);
+  CHECK_CUDA(cudaMemset(o, 0xff, f->nq * 2)); /* NaN where nothing is written */
+  fp2_ok(fp2_attend(&p, plan, f->q, f->k, f->v, kbar, vbar, f->scales, offsets, indices, o, ws, ws_bytes, 0),
+         "fp2_attend");
+  float *got = host_operands(o, f->nq, 0);
+  row_sample rows;
+  sample_rows(&f->pb, 4096, 11, &rows);
+  const pooled_view pooled = {f->kbar, f->vbar, f->kbar_scale, f->vbar_scale};
+  output_diff d;
+  check_outputs(&f->pb, &f->index, &pooled, &rows, got, 10, &d);
+  EXPECT_MSG(d.bad_rows == 0, "%s: attend %s: %d of %d rows beyond the bound (max error %.3g, bound %.3g)", f->name,
+             kernel == FP2_KERNEL_SM90 ? "sm90" : "portable", d.bad_rows, d.rows, d.err, d.bound);
+  row_sample_free(&rows);
+  free(got);
+  cudaFree(kbar);
+  cudaFree(vbar);
+  cudaFree(offsets);
+  cudaFree(indices);
+  cudaFree(ws);
+  cudaFree(o);
+}
+
+int main(void) {
+  int devices = 0, dev = 0, major = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    fprintf(stderr, "gpu_kernels: no GPU, skipped\n");
+    return 77;
+  }
+  CHECK_CUDA(cudaGetDevice(&dev));
+  CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  static const int heads[2][2] = {{32, 8}, {24, 8}};
+  uint64_t seed = 1;
+  for (int dt = FP2_BF16; dt <= FP2_FP8; dt++)
+    for (int gi = 0; gi < 2; gi++)
+      for (int batch = 1; batch <= 2; batch++)
+        for (int correction = 1; correction >= 0; correction--) {
+          fixture f;
+          fixture_init(&f, (fp2_dtype)dt, heads[gi][0], heads[gi][1], correction, batch, seed++);
+          fprintf(stderr, "gpu_kernels: %s\n", f.name);
+          if (dt == FP2_FP8 && correction) test_quantize(&f);
+          if (correction) {
+            test_pool(&f);
+            test_select(&f);
+          }
+          test_attend(&f, FP2_KERNEL_PORTABLE);
+          if (major == 9 && fp2_sm90_supports_shape(&f.pb.p) == FP2_OK) test_attend(&f, FP2_KERNEL_SM90);
+          fixture_free(&f);
+        }
+  return test_result("gpu_kernels");
+}
