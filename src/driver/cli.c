@@ -272,6 +272,15 @@ static void print_help(const char *usage, const char *summary, const opt_spec *s
   printf("  %-24s %s\n", "--help", "this text");
 }
 
+/* A parser's result rc (0 or -1) with its message prefixed by the option's name. */
+static int named(const opt_spec *s, int rc, char *err) {
+  if (rc == 0) return 0;
+  char inner[ERR_LEN];
+  snprintf(inner, sizeof inner, "%s", err);
+  err_set(err, "%s: %s", s->name, inner);
+  return -1;
+}
+
 static int set_value(const opt_spec *s, const char *v, char *err) {
   switch (s->kind) {
     case OPT_INT: {
@@ -279,30 +288,9 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
       if (rc) number_error(err, s->name, v, rc, "an integer", "an integer here is within -2147483648..2147483647");
       return rc ? -1 : 0;
     }
-    case OPT_SIZE:
-      if (parse_size(v, s->dst, err) != 0) {
-        char inner[ERR_LEN];
-        snprintf(inner, sizeof inner, "%s", err);
-        err_set(err, "%s: %s", s->name, inner);
-        return -1;
-      }
-      return 0;
-    case OPT_SIZE_LIST:
-      if (parse_size_list(v, s->dst, err) != 0) {
-        char inner[ERR_LEN];
-        snprintf(inner, sizeof inner, "%s", err);
-        err_set(err, "%s: %s", s->name, inner);
-        return -1;
-      }
-      return 0;
-    case OPT_DOUBLE_LIST:
-      if (parse_double_list(v, s->dst, err) != 0) {
-        char inner[ERR_LEN];
-        snprintf(inner, sizeof inner, "%s", err);
-        err_set(err, "%s: %s", s->name, inner);
-        return -1;
-      }
-      return 0;
+    case OPT_SIZE: return named(s, parse_size(v, s->dst, err), err);
+    case OPT_SIZE_LIST: return named(s, parse_size_list(v, s->dst, err), err);
+    case OPT_DOUBLE_LIST: return named(s, parse_double_list(v, s->dst, err), err);
     case OPT_DOUBLE: {
       const int rc = parse_double(v, s->dst);
       if (rc) number_error(err, s->name, v, rc, "a number", "beyond the largest double");
