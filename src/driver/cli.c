@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "text_format.h"
 
 /* An argument (or its first len bytes) as messages echo it: whole up to 48 bytes, else its
    start and its length, so that a mistaken 100 KB argument does not fill the terminal. */
@@ -196,12 +197,6 @@ void choice_name(const char *choices, int index, char *buf, size_t len) {
   if (n >= len) n = len - 1;
   memcpy(buf, p, n);
   buf[n] = '\0';
-}
-
-int format_size(char *buf, size_t len, int64_t v, int upper) {
-  if (v != 0 && v % (1024 * 1024) == 0) return snprintf(buf, len, "%lld%c", (long long)(v >> 20), upper ? 'M' : 'm');
-  if (v != 0 && v % 1024 == 0) return snprintf(buf, len, "%lld%c", (long long)(v >> 10), upper ? 'K' : 'k');
-  return snprintf(buf, len, "%lld", (long long)v);
 }
 
 static void format_default(const opt_spec *s, char *buf, size_t len) {

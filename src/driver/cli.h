@@ -120,9 +120,6 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
 /* "4k" -> 4096; returns 0, or -1 with the reason in err. */
 int parse_size(const char *s, int64_t *out, char *err);
 int parse_size_list(const char *s, size_list *out, char *err);
-/* v as a size: 16k or 1m where it is a whole number of them (16K, 1M with upper), else in
-   full; snprintf's return value. */
-int format_size(char *buf, size_t len, int64_t v, int upper);
 
 /* The name of choice `index` of an OPT_CHOICE list such as KERNEL_CHOICES ("?" past its end). */
 void choice_name(const char *choices, int index, char *buf, size_t len);
