@@ -82,7 +82,9 @@ import sys
 import time
 import warnings
 
-EXIT_OK, EXIT_USAGE, EXIT_RUNTIME, EXIT_ABSENT = 0, 2, 3, 77
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # script_exit beside it, however loaded
+from script_exit import EXIT_ABSENT, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, Absent, RuntimeFailure, UsageError, run_main  # noqa: E402
+
 SCHEMA = "fp2bench-peers/1"
 PEERS = ("fa2", "sdpa_cudnn", "flex", "fpv2", "fpv2_kernel", "hpc")
 TORCH_PEERS = PEERS[:3]      # torch alone runs them; the others need the libraries users build
@@ -101,18 +103,6 @@ FLEX_NOTE = ("sparse attention over fp2bench's block index WITHOUT mean correcti
              "attends to the keys of its tile's selected blocks, causal; unselected blocks contribute "
              "nothing (fp2bench's --no-correction computes the same)")
 ST_SIZES = {"BF16": 2, "F16": 2, "F32": 4, "F64": 8, "I8": 1, "U8": 1, "I16": 2, "I32": 4, "I64": 8, "BOOL": 1}
-
-
-class UsageError(Exception):
-    """Bad arguments or an unreadable input: exit 2."""
-
-
-class RuntimeFailure(Exception):
-    """The run failed: exit 3."""
-
-
-class Absent(Exception):
-    """torch or a CUDA device is missing: exit 77."""
 
 
 class PeerSkip(Exception):
@@ -1105,26 +1095,7 @@ def run(args):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except UsageError as e:
-        print(f"peers.py: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except Absent as e:
-        print(f"peers.py: {e}", file=sys.stderr)
-        return EXIT_ABSENT
-    except RuntimeFailure as e:
-        print(f"peers.py: {e}", file=sys.stderr)
-        return EXIT_RUNTIME
-    except KeyboardInterrupt:
-        print("peers.py: interrupted", file=sys.stderr)
-        return EXIT_RUNTIME
-    except Exception as e:  # anything unforeseen: one line, the traceback only with --debug
-        if args.debug:
-            raise
-        print(f"peers.py: {describe_error(e)} (--debug shows the traceback)", file=sys.stderr)
-        return EXIT_RUNTIME
+    return run_main("peers.py", run, build_parser().parse_args(argv), describe_error)
 
 
 if __name__ == "__main__":

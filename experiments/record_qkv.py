@@ -35,7 +35,9 @@ import re
 import struct
 import sys
 
-EXIT_OK, EXIT_USAGE, EXIT_RUNTIME = 0, 2, 3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # script_exit beside it, however loaded
+from script_exit import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, RuntimeFailure, UsageError, run_main  # noqa: E402
+
 CAPTURE_NAME = "fp2bench_record"   # no "/" (hub kernel syntax), no "sdpa"/"flash" in the name
 FORMAT_NAME = "fp2bench-qkv"
 FORMAT_VERSION = "1"
@@ -43,14 +45,6 @@ TINY_NAME = "tiny-random-llama"
 # The tiny model: Llama-style with GQA, 2 layers, hidden 256, 8 query heads, 2 KV heads, head dim 32.
 TINY = dict(vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
             num_attention_heads=8, num_key_value_heads=2, head_dim=32)
-
-
-class UsageError(Exception):
-    """Bad input from the user: exit 2."""
-
-
-class RuntimeFailure(Exception):
-    """The environment or the run failed: exit 3."""
 
 
 class _StopForward(Exception):
@@ -546,22 +540,7 @@ def main(argv=None):
     if args.repeat_text and (args.text is None or args.length is None):
         print("record_qkv: --repeat-text needs --text and --len", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        return run(args)
-    except UsageError as e:
-        print(f"record_qkv: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except RuntimeFailure as e:
-        print(f"record_qkv: {e}", file=sys.stderr)
-        return EXIT_RUNTIME
-    except KeyboardInterrupt:
-        print("record_qkv: interrupted", file=sys.stderr)
-        return EXIT_RUNTIME
-    except Exception as e:  # anything unforeseen: one line, the traceback only with --debug
-        if args.debug:
-            raise
-        print(f"record_qkv: {e.__class__.__name__}: {first_line(e)} (--debug shows the traceback)", file=sys.stderr)
-        return EXIT_RUNTIME
+    return run_main("record_qkv", run, args, lambda e: f"{e.__class__.__name__}: {first_line(e)}")
 
 
 if __name__ == "__main__":

@@ -17,17 +17,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-passed = failed = 0
-
-
-def check(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok: {what}")
-    else:
-        failed += 1
-        print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
+sys.path.insert(0, HERE)
+from checks import check, finish  # noqa: E402
 
 
 def load_peers():
@@ -211,8 +202,7 @@ def main():
           and pe.build_parser().parse_args(["--in", "x", "--out", "y", "--peers", "hpc,fpv2"]).peers == ["hpc", "fpv2"],
           "--peers: the torch peers by default, the block-sparse ones by name")
 
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 and passed > 0 else 1
+    return finish()
 
 
 if __name__ == "__main__":

@@ -40,25 +40,8 @@ TRIALS = 3          # in the file's metadata
 CHECK_ROWS = 128
 TOL = 2e-2
 
-passed = 0
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        detail = " ".join(str(detail).split())
-        print(f"ok: {what}" + (f" ({detail[:200]}{'...' if len(detail) > 200 else ''})" if detail else ""))
-    else:
-        failed += 1
-        print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
-    return cond
-
-
-def finish():
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 and passed > 0 else 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
 
 
 def load_module(name, path):

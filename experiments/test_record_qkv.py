@@ -32,20 +32,8 @@ SEED = 7
 LAYERS = [0, 1]
 HQ, HKV, D = 8, 2, 32
 
-passed = 0
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        detail = " ".join(detail.split())
-        print(f"ok: {what}" + (f" ({detail[:160]}{'...' if len(detail) > 160 else ''})" if detail else ""))
-    else:
-        failed += 1
-        print(f"FAIL: {what}" + (f" ({detail})" if detail else ""))
-    return cond
+sys.path.insert(0, HERE)
+from checks import check, finish  # noqa: E402
 
 
 # ------------------------------------------------------------------ a minimal safetensors reader
@@ -420,8 +408,7 @@ def main():
 
 
 def finish():
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 and passed > 0 else 1
+    return finish()
 
 
 if __name__ == "__main__":
