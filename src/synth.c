@@ -22,20 +22,21 @@ static uint64_t stream_of(int tag, int b, int h) {
 #define LLM_LOCAL_AMPLITUDE 3.0  /* rotary local term at distance 0 */
 #define LLM_ROPE_HIGH_FRACTION 0.75 /* rotary energy on the fastest 3/4 of the frequencies */
 #define LLM_BACKGROUND_SCALE 0.3 /* mean of the exponential salience of ordinary segments */
-#define LLM_RELEVANT 96.0        /* expected relevant passages of a long sequence (per head x0.6..1.4) */
-#define LLM_RELEVANT_SCALE 60000.0 /* ... of which a length L holds 1 - exp(-L / 60K): see head_dirs_init */
+#define LLM_RELEVANT 36.0        /* expected relevant passages of a long sequence (per head x0.3..1.7) */
+#define LLM_RELEVANT_SCALE 20000.0 /* ... of which a length L holds 1 - exp(-L / 20K): see head_dirs_init */
+#define LLM_HEAD_SPREAD 0.7      /* per-head factor on that number: 1 -/+ this */
 #define LLM_PASSAGE 4            /* segments per passage: relevance comes in runs of ~600 tokens */
 #define LLM_RELEVANT_MEAN 5.0    /* logit of a relevant segment (along u) ... */
 #define LLM_RELEVANT_SD 1.1      /* ... and the sd of its normal salience (along w) */
 #define LLM_SHARPEN_FROM 4096.0  /* beyond 4K, eta = ln(pos / 4K): */
-#define LLM_SHARPEN_SPREAD 0.25  /* queries scale their content term by 1 + 0.25 eta, */
+#define LLM_SHARPEN_SPREAD 0.15  /* queries scale their content term by 1 + 0.15 eta, */
 #define LLM_RELEVANCE_KEY 8.0    /* and gain eta on relevant keys (key magnitude along u) */
 #define LLM_SINK_KEY 64.0        /* key magnitude of the sinks along their own direction z */
-#define LLM_SINK_LOGIT 11.0      /* sink logit at 4K in ordinary heads, */
-#define LLM_SINK_GAIN 1.0        /* plus this times eta */
+#define LLM_SINK_LOGIT 6.0       /* sink logit at 4K in ordinary heads, */
+#define LLM_SINK_GAIN 3.5        /* plus this times eta */
 #define LLM_SINK_HEADS 0.5       /* share of the KV heads whose sinks dominate: */
-#define LLM_SINK_DOMINANT 12.0   /* their sink logit at 4K, */
-#define LLM_SINK_DOMINANT_GAIN 4.0 /* plus this times eta */
+#define LLM_SINK_DOMINANT 8.0    /* their sink logit at 4K, */
+#define LLM_SINK_DOMINANT_GAIN 5.5 /* plus this times eta */
 #define LLM_TOKEN_JITTER 0.3     /* per-token salience noise inside a segment */
 #define LLM_KEY_NOISE 1.0        /* per-dimension key noise */
 #define LLM_QUERY_NOISE 0.5      /* per-dimension query noise */
@@ -119,18 +120,21 @@ static void head_dirs_init(head_dirs *hd, int dim, int len, uint64_t seed, int b
      LLM_PASSAGE segments rather than single segments: relevance that is shorter than a key
      block leaves most of its mass in blocks whose mean key scores low, which made the mass
      recall fall with length (0.72 at 32K, 0.58 at 128K in version 1). Heads differ
-     (x0.6..1.4); the KV heads of a sequence take evenly spaced factors, in an order set by the
-     seed, so that the sequence's mean (hence its density) does not drift with the seed; the
-     lower half of them are sink-dominated (Barbero et al., arXiv 2504.02732: sinks take most
-     of the mass in about half of the heads of Llama-3.1). Version 2 counts 96 passages that
-     saturate over 60K, about 87% of a 4K prompt and 75% of 16K: fewer relevant blocks at 16K-32K
-     and more at 128K than a faster saturation gave (16K had been 22% dense, 128K 7% sparse).
-     The sinks of dominated heads gain 4 eta, those of the others 1 eta: the mass of the relevant
-     keys grows with length (more of them, a wider spread), and sinks that kept pace with it
-     only left the recall falling from 0.90 at 16K to 0.72 at 128K. */
+     (x0.3..1.7: from heads that find a few passages to heads that find many); the KV heads of
+     a sequence take evenly spaced factors, in an order set by the seed, so that the sequence's
+     mean (hence its density) does not drift with the seed; the lower half of them are
+     sink-dominated (Barbero et al., arXiv 2504.02732: sinks take most of the mass in about half
+     of the heads of Llama-3.1). Version 3 counts 36 passages that saturate over 20K (version 2:
+     96 over 60K, more than half of a 64K prompt): the relevant blocks run out a few logits
+     below the best, so that the density grows more slowly as alpha falls (Tab. 9; version 2
+     was 30% dense at alpha 0.0125), and the spread of their salience widens by 0.15 eta (0.25
+     in version 2). The sinks gain 3.5 eta (5.5 eta in the dominated heads; 1 and 4 in version
+     2) from lower logits at 4K: the mass the selection misses in the relevant keys grows with
+     length, and sinks that outgrow it hold the recall at 64K-128K (version 2: 0.75 and 0.74). */
   int slot = (h + (int)(hkv * rng_uniform(seed, stream_of(S_HEAD, b, 0), 1))) % hkv;
   double spread = (slot + rng_uniform(seed, stream_of(S_HEAD, b, h), 0)) / hkv;
-  double count = LLM_RELEVANT * (1 - exp(-len / LLM_RELEVANT_SCALE)) * (0.6 + 0.8 * spread);
+  double factor = 1 - LLM_HEAD_SPREAD + 2 * LLM_HEAD_SPREAD * spread;
+  double count = LLM_RELEVANT * (1 - exp(-len / LLM_RELEVANT_SCALE)) * factor;
   int dominant = spread < LLM_SINK_HEADS;
   hd->sink = dominant ? LLM_SINK_DOMINANT : LLM_SINK_LOGIT;
   hd->sink_gain = dominant ? LLM_SINK_DOMINANT_GAIN : LLM_SINK_GAIN;
