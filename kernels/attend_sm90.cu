@@ -419,7 +419,7 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
       mbarrier_arrive(&ctl.k_empty[n % kStages]);
       if (items.n == 1) release_q();
       softmax_item(0, sc, alpha, bias);
-      softmax_exp<kKeys / 8, kFp8>(sc, rows, scale_log2, bias);
+      softmax_exp<kKeys / 8, kFp8, false>(sc, rows, scale_log2, bias); /* FP8: rounded when packed */
       pack_p(sc, pf);
 
       /* Item i: S(i) = Q K(i)^T and O += P(i-1) V(i-1) issued together while this consumer
@@ -441,7 +441,7 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
         mbarrier_arrive(&ctl.k_empty[st]);
         if (i == items.n - 1) release_q(); /* the unit's last read of Q */
         softmax_item(i, sc, alpha, bias);
-        softmax_exp<kKeys / 8, kFp8>(sc, rows, scale_log2, bias);
+        softmax_exp<kKeys / 8, kFp8, false>(sc, rows, scale_log2, bias);
         wgmma_wait<0>();
         wgmma_hold(o_acc);
         wgmma_hold_a(pf);

@@ -127,7 +127,8 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
 void fp2_plan_destroy(fp2_plan *plan);
 
 /* x (bf16, n values) -> e4m3 codes of x / scale with scale = amax / 448 (1 when amax is 0),
-   written to *scale. amax_scratch: one device word. */
+   written to *scale. amax_scratch: one device word. x 16-byte aligned, out 8-byte aligned
+   (as cudaMalloc gives). */
 fp2_status fp2_quantize_e4m3(const void *x, size_t n, uint8_t *out, float *scale, unsigned *amax_scratch,
                              cudaStream_t stream);
 

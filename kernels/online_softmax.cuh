@@ -31,8 +31,8 @@ __device__ __forceinline__ void pack_a_fragments(const float (&s)[NC][4], uint32
   }
 }
 
-/* Four values as e4m3 codes in one register, the first in the lowest byte (values the FP8
-   softmax has already rounded to e4m3 convert exactly). */
+/* Four values as e4m3 codes in one register, the first in the lowest byte: rounded to
+   nearest, saturating, as softmax_exp rounds FP8 probabilities. */
 __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float d) {
   uint16_t lo, hi;
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(b), "f"(a)); /* the first operand: high byte */
@@ -97,8 +97,9 @@ __device__ __forceinline__ void softmax_max(float (&s)[NC][4], SoftmaxRows &st, 
 
 /* The exponential half: s becomes p = 2^(s * scale + bias), added to the row sums. FP8:
    probabilities are scaled by 2^8 and rounded to e4m3 (exact in bf16); the row sum takes
-   them unrounded, as the oracle does. */
-template <int NC, bool kFp8>
+   them unrounded, as the oracle does. kRound = false leaves the rounding to the caller's
+   e4m3 packing (pack_a_fragments_e4m3 rounds the same way, to nearest, saturating). */
+template <int NC, bool kFp8, bool kRound = kFp8>
 __device__ __forceinline__ void softmax_exp(float (&s)[NC][4], SoftmaxRows &st, float scale, const float (&bias)[2]) {
   const float p_scale = kFp8 ? 256.0f : 1.0f;
 #pragma unroll
@@ -107,7 +108,7 @@ __device__ __forceinline__ void softmax_exp(float (&s)[NC][4], SoftmaxRows &st, 
     for (int e = 0; e < 4; e++) {
       float pr = ex2_approx(fmaf(s[nt][e], scale, bias[e >> 1])) * p_scale;
       st.l[e >> 1] += pr;
-      if constexpr (kFp8)
+      if constexpr (kFp8 && kRound)
         pr = __half2float(
             __half(__nv_cvt_fp8_to_halfraw(__nv_cvt_float_to_fp8(pr, __NV_SATFINITE, __NV_E4M3), __NV_E4M3)));
       s[nt][e] = pr;

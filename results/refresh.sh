@@ -9,9 +9,10 @@
 #   verify        the gpu tests (Hopper building blocks, check over the grid with both
 #                 kernels, ceilings and the cuDNN peer, the torch peers), compute-sanitizer
 #                 on a small check with each kernel, info --measure              ~6-8 min
-#   speedup-bf16  speedup BF16 4K-128K with every peer (cudnn,torch; --kernel auto: sm90
-#                 on Hopper) into speedup-bf16.json                               ~5 min
-#   speedup-fp8   the same in FP8 (portable kernel) into speedup-fp8.json         ~6 min
+#   speedup-bf16  speedup BF16 4K-128K with every peer (cudnn,torch,fpv2,hpc: the last two
+#                 where experiments/build_peers.sh's env names them, else skipped with the
+#                 reason; --kernel auto: sm90 on Hopper) into speedup-bf16.json   ~5 min
+#   speedup-fp8   the same in FP8 into speedup-fp8.json                           ~5 min
 #   baseline      the perf job's baseline (speedup both dtypes at 16K and 32K, no peers, 10
 #                 trials: short enough to rerun in every GPU CI job), then regress against
 #                 a fresh run (SAME expected)                                     ~1-2 min
@@ -78,7 +79,7 @@ case $stage in
     ;;
   speedup-bf16 | speedup-fp8)
     dtype=${stage#speedup-}
-    step "speedup_$dtype" "$bin" speedup --dtype "$dtype" --len 4k,8k,16k,32k,64k,128k --peers cudnn,torch \
+    step "speedup_$dtype" "$bin" speedup --dtype "$dtype" --len 4k,8k,16k,32k,64k,128k --peers cudnn,torch,fpv2,hpc \
       --kernel auto --out "$out/speedup-$dtype.json"
     ;;
   baseline)
