@@ -51,7 +51,7 @@ namespace {
 constexpr int kD = FP2_SM90_DIM;              /* head dim */
 constexpr int kKeys = kTileRowsSm90;          /* keys (or pooled vectors) per item: one tile */
 static_assert(kTileRowsSm90 == FP2_SM90_TILE, "the shape check and the tile agree");
-constexpr int kMaxStages = 3;                 /* K and V pipeline depth: BF16 2, FP8 3 */
+static_assert(kKeys == FP2_POOLED_CHUNK, "a correction item is one plan chunk");
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
 constexpr int kPlannerThreads = 96;           /* warps 1-3 of the producer warpgroup */
@@ -74,6 +74,7 @@ struct Prec {
   static constexpr int stages = kFp8 ? 3 : 2;
   static constexpr int k_step = kFp8 ? 32 : 16;
 };
+constexpr int kMaxStages = Prec<true>::stages > Prec<false>::stages ? Prec<true>::stages : Prec<false>::stages;
 
 /* The next work unit of the launch; zeroed before each launch (fp2_attend_sm90). Launches
    that share it must not overlap, as on one stream. */
@@ -124,6 +125,7 @@ __device__ uint64_t *unit_todo(Control &ctl, const Sm90Args &a, int buf) {
 __device__ int *unit_live(Control &ctl, const Sm90Args &a, int buf) {
   return reinterpret_cast<int *>(unit_todo(ctl, a, buf) + 2 * a.max_chunks);
 }
+
 /* The geometry of a unit, as every role derives it. */
 struct UnitGeom {
   int lq, lk, ntiles;

@@ -105,6 +105,10 @@ FP2_HD int fp2_always_kept(const fp2_params *p, const fp2_tile *tl, int ntiles, 
    (a device float[3]: q, k, v; NULL for BF16). Pooled vectors are [hkv, total_blocks, dim].
    Every call is asynchronous on `stream` and allocates nothing. */
 
+/* Pooled vectors per correction chunk, the Hopper kernel's correction item (fp2_plan's
+   cu_chunks). */
+#define FP2_POOLED_CHUNK 128
+
 /* Device metadata of a batch, built once per batch from its host-side lengths. */
 typedef struct fp2_plan {
   int batch;
@@ -114,7 +118,7 @@ typedef struct fp2_plan {
   int nseg;              /* index segments (sequence, KV head, tile): hkv * total_tiles */
   int max_blocks;        /* most key blocks of one sequence */
   int capacity;          /* causal blocks summed over segments: the most the index can hold */
-  int total_chunks;      /* chunks of 128 pooled vectors, each sequence's rounded up, over the batch */
+  int total_chunks;      /* chunks of FP2_POOLED_CHUNK pooled vectors, each sequence's rounded up */
   int *cu_q, *cu_k;          /* device [batch+1]: first row of each sequence */
   int *cu_tiles, *cu_blocks; /* device [batch+1]: prefix of tiles and of key blocks */
   int *cu_chunks;        /* device [batch+1]: prefix of pooled chunks */

@@ -13,9 +13,6 @@ static fp2_status upload(int **dst, const int *src, size_t n, const char *what) 
   return FP2_OK;
 }
 
-/* Chunks of 128 pooled vectors: the Hopper kernel's correction items. */
-#define CHUNK_BLOCKS 128
-
 static int64_t plan_host(const fp2_params *p, int batch, const int *lq, const int *lk, int *cu_q, int *cu_k,
                          int *cu_tiles, int *cu_blocks, int *cu_chunks) {
   int64_t q = 0, k = 0, t = 0, b = 0, c = 0;
@@ -29,7 +26,7 @@ static int64_t plan_host(const fp2_params *p, int batch, const int *lq, const in
     k += lk[s];
     t += fp2_num_tiles(p, lq[s]);
     b += fp2_num_blocks(p, lk[s]);
-    c += fp2_cdiv(fp2_num_blocks(p, lk[s]), CHUNK_BLOCKS);
+    c += fp2_cdiv(fp2_num_blocks(p, lk[s]), FP2_POOLED_CHUNK);
     if (q > INT32_MAX || k > INT32_MAX || t > INT32_MAX || b > INT32_MAX) return -1;
   }
   cu_q[batch] = (int)q;

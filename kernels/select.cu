@@ -93,7 +93,7 @@ __device__ __forceinline__ uint2 e4m3x4_to_f16(uint32_t v) {
 
 /* B fragments (Q^T) of this warp's 32 rows: qf[kk][nt] for k step kk, n-tile nt of 8 rows. */
 template <int D, bool kFp8>
-__device__ __forceinline__ void load_q_fragments(const unsigned char *q_tile, uint32_t (&qf)[D / 16][4][2]) {
+__device__ __forceinline__ void load_qt_fragments(const unsigned char *q_tile, uint32_t (&qf)[D / 16][4][2]) {
   using Op = Operand<D, kFp8>;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 #pragma unroll
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   cp_async_wait<0>();
   __syncthreads();
   uint32_t qf[D / 16][4][2];
-  load_q_fragments<D, kFp8>(q_tile, qf);
+  load_qt_fragments<D, kFp8>(q_tile, qf);
 
   const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
   const float scale_log2 = sq * sk * rsqrtf((float)p.dim) * kLog2e;

@@ -11,6 +11,7 @@ namespace fp2 {
 namespace {
 
 constexpr int kDim = 128, kRows = 128, kTransposeThreads = 256;
+static_assert(kRows == FP2_POOLED_CHUNK, "one CTA: one key block, or one chunk of means");
 
 /* One tensor: row r of sequence s and head h at src + ((cu_src[s] + r) * row_stride + h * head_stride) bytes;
    its transposed column for that row at 128 cu_dst[s] + slot, rows of dst `pitch` bytes apart. */
@@ -75,7 +76,8 @@ extern "C" fp2_status fp2_transpose_values(const fp2_params *p, const fp2_plan *
                                (size_t)kRows * plan->total_chunks};
   transpose_kernel<<<dim3(plan->max_blocks, p->hkv, plan->batch), kTransposeThreads, 0, stream>>>(keys);
   FP2_LAUNCHED("fp2_transpose_values: keys");
-  transpose_kernel<<<dim3(fp2_cdiv(plan->max_blocks, kRows), p->hkv, plan->batch), kTransposeThreads, 0, stream>>>(means);
+  transpose_kernel<<<dim3(fp2_cdiv(plan->max_blocks, FP2_POOLED_CHUNK), p->hkv, plan->batch), kTransposeThreads, 0,
+                     stream>>>(means);
   FP2_LAUNCHED("fp2_transpose_values: pooled means");
   return FP2_OK;
 }
