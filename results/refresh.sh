@@ -1,29 +1,27 @@
 #!/usr/bin/env bash
 # Re-measures, on a machine with a GPU, what results/<gpu>/ holds, in stages that each fit a
-# 10-minute slot (run them one after the other). The estimates are for an H200, from the sizes
-# and the times measured there (128K: sm90 dense BF16 451 ms, portable dense FP8 1258 ms,
-# cuDNN 247 ms, FA2 422 ms; 32K sm90 dense 28.7 ms; the oracle's 128K synth data ~19 s on 2
-# cores, a few s on 16), plus about 40 s a length for the torch peers (python and torch start,
-# flex compiles for each shape) — the least certain term:
+# 10-minute slot (run them one after the other). The times are an H200's: measured at 7959de6
+# for reproduce-1, -2 and -6 and the baseline (128K: sm90 dense BF16 224 ms, FP8 161 ms, cuDNN
+# 246 ms, FA2 425 ms), estimated for the others from their sizes; the torch peers (python and
+# torch start, flex compiles for each shape) take most of a speedup stage:
 #
 #   verify        the gpu tests (Hopper building blocks, check over the grid with both
 #                 kernels, ceilings and the cuDNN peer, the torch peers), compute-sanitizer
 #                 on a small check with each kernel, info --measure              ~6-8 min
-#   speedup-bf16  speedup BF16 4K-128K with every peer (cudnn,torch,fpv2,hpc: the last two
-#                 where experiments/build_peers.sh's env names them, else skipped with the
-#                 reason; --kernel auto: sm90 on Hopper) into speedup-bf16.json   ~5 min
-#   speedup-fp8   the same in FP8 into speedup-fp8.json                           ~5 min
 #   baseline      the perf job's baseline (speedup both dtypes at 16K and 32K, no peers, 10
 #                 trials: short enough to rerun in every GPU CI job), then regress against
 #                 a fresh run (SAME expected)                                     ~1-2 min
-#   reproduce-1   reproduce --steps speedup-llm-bf16                              ~5 min
-#   reproduce-2   reproduce --steps speedup-llm-fp8                               ~6 min
-#   reproduce-3   reproduce --steps speedup-density5-bf16                         ~5 min
-#   reproduce-4   reproduce --steps speedup-density5-fp8                          ~5-6 min
+#   reproduce-1   reproduce --steps speedup-llm-bf16: speedup BF16 4K-128K with every peer
+#                 (cudnn,torch,fpv2,hpc: the last two where experiments/build_peers.sh's env
+#                 names them, else skipped with the reason; --kernel auto: sm90 on Hopper)
+#                 into speedup-llm-bf16.json                                     219 s
+#   reproduce-2   reproduce --steps speedup-llm-fp8, the same in FP8             246 s
+#   reproduce-3   reproduce --steps speedup-density5-bf16                         ~4 min
+#   reproduce-4   reproduce --steps speedup-density5-fp8                          ~4-5 min
 #   reproduce-5   reproduce --steps sweep-alpha,correction,chunked (64K; sweep-alpha's fp64
 #                 quality reference on the cpu dominates)                        ~4-6 min
-#   reproduce-6   reproduce --steps density-niah,breakdown,hpc-ops,hpc-ops-index-128k (synth
-#                 data up to 256K dominates)                                      ~3-4 min
+#   reproduce-6   reproduce --steps density-niah,breakdown,hpc-ops,hpc-ops-index-128k
+#                 (37 + 18 + 68 s, the last on the cpu in under a second)         ~2 min
 #
 # Each reproduce-N stage rewrites REPORT.md from every step's JSON in OUT_DIR, so after the
 # last one it is the full report.
@@ -35,7 +33,7 @@
 set -u
 cd "$(dirname "$0")/.."
 stage=${1:-}
-stages="verify speedup-bf16 speedup-fp8 baseline reproduce-1 reproduce-2 reproduce-3 reproduce-4 reproduce-5 reproduce-6"
+stages="verify baseline reproduce-1 reproduce-2 reproduce-3 reproduce-4 reproduce-5 reproduce-6"
 case " $stages " in
   *" $stage "*) ;;
   *)
@@ -76,11 +74,6 @@ case $stage in
         "$bin" check --backend gpu --kernel sm90 --dtype bf16 --len 300 --heads 8:2 --rows 64
     done
     step info "$bin" info --measure --out "$out/info.json"
-    ;;
-  speedup-bf16 | speedup-fp8)
-    dtype=${stage#speedup-}
-    step "speedup_$dtype" "$bin" speedup --dtype "$dtype" --len 4k,8k,16k,32k,64k,128k --peers cudnn,torch,fpv2,hpc \
-      --kernel auto --out "$out/speedup-$dtype.json"
     ;;
   baseline)
     step baseline "$bin" speedup --dtype both --len 16k,32k --peers none --trials 10 --out "$out/baseline-speedup.json"

@@ -133,6 +133,8 @@ assert not re.search(r"\d\.\d+e\+\d", text), "a number in exponent form: " + re.
 for section in text.split("\n## ")[1:]:
     said = [l for l in section.splitlines() if l.startswith("- ")]
     assert len(said) == len(set(said)), "a statement of the paper twice in: " + section.splitlines()[0]
+    inner = [a for a in said for b in said if a != b and a[2:] in b]
+    assert not inner, "a statement of the paper inside another: " + str(inner[:1])
 PY
 
 [ $failures -eq 0 ] || { echo "cli_experiments.sh: $failures failure(s)" >&2; exit 1; }

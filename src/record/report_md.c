@@ -59,12 +59,20 @@ static void put_statement(FILE *f, const char *s) {
   }
 }
 
-/* Whether a value before v in values has v's statement (several values quote one sentence). */
-static int said_before(const cJSON *values, const cJSON *v) {
+/* Whether v's statement is said by another value: the same words by an earlier one (several
+   values quote one sentence), or inside a longer statement (a clause quoted on its own). */
+static int said_elsewhere(const cJSON *values, const cJSON *v) {
+  const char *mine = statement(v);
+  int before = 1;
   const cJSON *e;
   cJSON_ArrayForEach(e, values) {
-    if (e == v) return 0;
-    if (statement(e) && strcmp(statement(e), statement(v)) == 0) return 1;
+    if (e == v) {
+      before = 0;
+      continue;
+    }
+    const char *other = statement(e);
+    if (!other) continue;
+    if (strcmp(other, mine) == 0 ? before : strstr(other, mine) != NULL) return 1;
   }
   return 0;
 }
@@ -102,7 +110,7 @@ void report_md_section(FILE *f, const char *file, const char *columns, const cJS
     fprintf(f, "\nThe paper (%s, %s):\n\n", cJSON_IsString(src) ? src->valuestring : "?",
             cJSON_IsString(pg) ? pg->valuestring : "?");
     cJSON_ArrayForEach(v, values) {
-      if (statement(v) && !said_before(values, v)) {
+      if (statement(v) && !said_elsewhere(values, v)) {
         fputs("- ", f);
         put_statement(f, statement(v));
         fputc('\n', f);
