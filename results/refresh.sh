@@ -20,6 +20,10 @@
 #   reproduce-4   reproduce --steps speedup-density5-fp8                          ~4-5 min
 #   reproduce-5   reproduce --steps sweep-alpha,correction,chunked (64K; sweep-alpha's fp64
 #                 quality reference on the cpu dominates)                        ~4-6 min
+#   peers         FlashPrefill V2's and HPC-Ops' kernels built from .peers/ (assembled first
+#                 by experiments/build_peers.sh assemble; ~150 s on 16 cores), then reproduce
+#                 --steps speedup-peers-128k,hpc-ops with them: the like-for-like row of
+#                 the headline and Fig. 5 with HPC-Ops timed at every density    ~6-8 min
 #   reproduce-6   reproduce --steps density-niah,breakdown,hpc-ops,hpc-ops-index-128k
 #                 (37 + 18 + 68 s, the last on the cpu in under a second)         ~2 min
 #
@@ -33,7 +37,7 @@
 set -u
 cd "$(dirname "$0")/.."
 stage=${1:-}
-stages="verify baseline reproduce-1 reproduce-2 reproduce-3 reproduce-4 reproduce-5 reproduce-6"
+stages="verify baseline peers reproduce-1 reproduce-2 reproduce-3 reproduce-4 reproduce-5 reproduce-6"
 case " $stages " in
   *" $stage "*) ;;
   *)
@@ -78,6 +82,14 @@ case $stage in
   baseline)
     step baseline "$bin" speedup --dtype both --len 16k,32k --peers none --trials 10 --out "$out/baseline-speedup.json"
     step regress_same "$bin" regress --baseline "$out/baseline-speedup.json"
+    ;;
+  peers)
+    [ -f .peers/build.sh ] || { echo "refresh.sh: no .peers/build.sh: run experiments/build_peers.sh assemble first" >&2; exit 2; }
+    env_file=$(mktemp) || exit 3
+    step build_peers bash -c 'experiments/build_peers.sh build .peers > "$0"' "$env_file"
+    eval "$(cat "$env_file")"
+    rm -f "$env_file"
+    step reproduce_peers "$bin" reproduce --steps speedup-peers-128k,hpc-ops --dir "$out"
     ;;
   reproduce-*)
     case $stage in

@@ -101,13 +101,13 @@ fi
 "$bin" reproduce --small --steps speedup-llm-bf16,nope --dir "$dir/none" >/dev/null 2>"$dir/err.txt"
 [ $? -eq 2 ] && grep -q "unknown step 'nope'" "$dir/err.txt" || fail "reproduce --steps nope is not a usage error naming it"
 first="speedup-llm-bf16 sweep-alpha"
-rest="speedup-llm-fp8 speedup-density5-bf16 speedup-density5-fp8 correction density-niah breakdown chunked"
+rest="speedup-llm-fp8 speedup-density5-bf16 speedup-density5-fp8 speedup-peers-128k correction density-niah breakdown chunked"
 rest="$rest hpc-ops hpc-ops-index-128k"
 "$bin" reproduce --small --steps "${first// /,}" --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" ||
   fail "reproduce --steps failed: $(tail -3 "$dir/err.txt")"
 for f in $first; do [ -s "$dir/rep/$f.json" ] || fail "reproduce --steps wrote no $f.json"; done
 for f in $rest; do [ ! -e "$dir/rep/$f.json" ] || fail "reproduce --steps ran $f too"; done
-[ "$(grep -c '^Not run yet' "$dir/rep/REPORT.md" 2>/dev/null)" = 9 ] || fail "REPORT.md does not list the 9 steps not run"
+[ "$(grep -c '^Not run yet' "$dir/rep/REPORT.md" 2>/dev/null)" = 10 ] || fail "REPORT.md does not list the 10 steps not run"
 # The second stage reports the first stage's JSON as it finds it: a length of 128K, written as such.
 python3 - "$dir/rep/speedup-llm-bf16.json" <<'PY' || fail "cannot edit speedup-llm-bf16.json"
 import json, sys
@@ -118,7 +118,7 @@ PY
 "$bin" reproduce --small --steps "${rest// /,}" --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" ||
   fail "reproduce failed: $(tail -3 "$dir/err.txt")"
 for f in $first $rest; do [ -s "$dir/rep/$f.json" ] || fail "reproduce wrote no $f.json"; done
-[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 11 ] || fail "REPORT.md does not have 11 sections"
+[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 12 ] || fail "REPORT.md does not have 12 sections"
 grep -q "^Not run yet" "$dir/rep/REPORT.md" && fail "REPORT.md of the second stage misses the first stage's steps"
 grep -q "numbers mean nothing" "$dir/rep/REPORT.md" || fail "REPORT.md of a --small run does not say so"
 [ ! -e "$dir/rep/REPORT.md.tmp" ] || fail "reproduce left its temporary report"

@@ -54,6 +54,12 @@ static const step steps[] = {
      {"speedup", "--dtype", "bf16", "--density", "0.05", "--peers", PEERS_CHOICES, NULL}},
     {"speedup-density5-fp8", "Operator speedup at a forced density of 5%, FP8", SPEEDUP_DENSITY5_COLUMNS,
      {"speedup", "--dtype", "fp8", "--density", "0.05", "--peers", PEERS_CHOICES, NULL}},
+    {"speedup-peers-128k",
+     "Our pass against FlashPrefill V2's own (its index builder and corrected attention) and, kernel for kernel on "
+     "our mask, its and HPC-Ops' sparse kernels",
+     "dtype kernel len density index_ms attend.median_ms attend_nocorr.median_ms total_ms fpv2.median_ms "
+     "fpv2_kernel.median_ms hpc.median_ms hpc_density speedup_fpv2 speedup_fpv2_kernel speedup_hpc",
+     {"speedup", "--len", "128k", "--dtype", "both", "--peers", "fpv2,hpc", NULL}},
     {"sweep-alpha", "Threshold sweep (Tab. 9)",
      "dtype kernel alpha density rel_error_corrected rel_error_uncorrected mass_recall needle_recall",
      {"sweep-alpha", NULL}},
