@@ -81,14 +81,14 @@ static double compare_pooled(const problem *pb, const pipeline_result *r) {
 
 static void run_case(const check_opts *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
   fp2_opts o = a->o;
-  o.lens.n = 1;
-  o.lens.v[0] = c->len;
-  o.hq = c->hq;
-  o.hkv = c->hkv;
-  o.dtype = c->dtype;
-  o.no_correction = !c->correction;
-  o.data = c->data;
-  o.seed = (int64_t)seed;
+  o.shape.lens.n = 1;
+  o.shape.lens.v[0] = c->len;
+  o.shape.hq = c->hq;
+  o.shape.hkv = c->hkv;
+  o.shape.dtype = c->dtype;
+  o.select.no_correction = !c->correction;
+  o.input.data = c->data;
+  o.input.seed = (int64_t)seed;
   data_source src;
   char err[ERR_LEN];
   problem pb;
@@ -233,16 +233,16 @@ int cmd_check(int argc, char **argv) {
   if (rc != EXPERIMENT_GO) return rc;
   if (!a.o.given.len && backend == BACKEND_GPU) {
     static const int64_t gpu_lens[] = {1024, 4096, 4096 + 77, 16384, 65536, 131072};
-    a.o.lens.n = 6;
-    memcpy(a.o.lens.v, gpu_lens, sizeof gpu_lens);
+    a.o.shape.lens.n = 6;
+    memcpy(a.o.shape.lens.v, gpu_lens, sizeof gpu_lens);
   } else if (!a.o.given.len) {
-    a.o.lens.n = 2;
-    a.o.lens.v[0] = 1024;
-    a.o.lens.v[1] = 2048 + 77;
+    a.o.shape.lens.n = 2;
+    a.o.shape.lens.v[0] = 1024;
+    a.o.shape.lens.v[1] = 2048 + 77;
   }
 
-  FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("check", argc, argv) : NULL;
+  FILE *txt = experiment_text(a.o.run.out);
+  report *rep = a.o.run.out ? report_new("check", argc, argv) : NULL;
   if (rep) {
     experiment_config(report_config(rep), &a.o, &src, backend == BACKEND_GPU ? "gpu" : "cpu");
     config_grid(rep, &a.o, backend);
@@ -250,19 +250,19 @@ int cmd_check(int argc, char **argv) {
   fprintf(txt, "%7s %8s %-12s %-4s %-4s %8s %6s %9s %5s %7s %9s %9s %9s  %s\n", "len", "heads", "data", "type",
           "corr", "blocks", "flips", "worst", "mism", "rows", "max err", "bound", "rel L2", "verdict");
   int ncases = 0, nfailed = 0;
-  for (int li = 0; li < a.o.lens.n; li++)
+  for (int li = 0; li < a.o.shape.lens.n; li++)
     for (int gi = 0; gi < (a.o.given.heads ? 1 : 3); gi++)
       for (int si = 0; si < (a.o.given.data ? 1 : 2); si++)
         for (int di = 0; di < (a.o.given.dtype ? 1 : 2); di++)
           for (int ci = 0; ci < (a.o.given.correction ? 1 : 2); ci++) {
-            check_case c = {.len = a.o.lens.v[li],
-                            .hq = a.o.given.heads ? a.o.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
-                            .hkv = a.o.given.heads ? a.o.hkv : (backend == BACKEND_GPU ? 8 : 1),
-                            .data = a.o.given.data ? a.o.data : grid_sources[si],
-                            .dtype = a.o.given.dtype ? (fp2_dtype)a.o.dtype : (fp2_dtype)di,
+            check_case c = {.len = a.o.shape.lens.v[li],
+                            .hq = a.o.given.heads ? a.o.shape.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
+                            .hkv = a.o.given.heads ? a.o.shape.hkv : (backend == BACKEND_GPU ? 8 : 1),
+                            .data = a.o.given.data ? a.o.input.data : grid_sources[si],
+                            .dtype = a.o.given.dtype ? (fp2_dtype)a.o.shape.dtype : (fp2_dtype)di,
                             .correction = a.o.given.correction ? 0 : ci == 0};
             case_result r;
-            run_case(&a, backend, &c, (uint64_t)a.o.seed + 7919u * (uint64_t)ncases, &r);
+            run_case(&a, backend, &c, (uint64_t)a.o.input.seed + 7919u * (uint64_t)ncases, &r);
             print_case(txt, &c, &r);
             fflush(txt);
             if (rep) add_row(rep, &c, &r);
@@ -271,7 +271,7 @@ int cmd_check(int argc, char **argv) {
           }
   fprintf(txt, "%d of %d cases passed\n", ncases - nfailed, ncases);
   char err[ERR_LEN];
-  if (rep && report_write(rep, a.o.out, err) != 0) {
+  if (rep && report_write(rep, a.o.run.out, err) != 0) {
     fail("check: %s", err);
     nfailed = nfailed ? nfailed : -1;
   }
