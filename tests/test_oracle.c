@@ -65,7 +65,7 @@ static void alpha_zero_is_dense(void) {
   for (int i = 0; i < 1000; i += 97)
     for (int head = 0; head < 8; head += 3) {
       ref_full_row(&pb, problem_operands(&pb), 0, i, head, full, NULL);
-      const float *o = r.o + ((size_t)i * 8 + head) * 32;
+      const float *o = r.output + ((size_t)i * 8 + head) * 32;
       for (int d = 0; d < 32; d++) EXPECT_NEAR(o[d], full[d], 1e-6);
     }
   csr_free(&dense);
@@ -98,7 +98,7 @@ static void correction_exact_for_constant_blocks(void) {
       const int *blocks = r.index.indices + r.index.offsets[seg];
       int n = r.index.offsets[seg + 1] - r.index.offsets[seg];
       ref_attend_row(&pb, problem_operands(&pb), 0, i, head, blocks, n, NULL, PROB_EXACT, unc, &lse);
-      const float *o = r.o + ((size_t)i * 4 + head) * 16;
+      const float *o = r.output + ((size_t)i * 4 + head) * 16;
       for (int d = 0; d < 16; d++) {
         worst_c = fmax(worst_c, fabs(o[d] - full[d]));
         worst_u = fmax(worst_u, fabs(unc[d] - full[d]));
@@ -202,7 +202,7 @@ static void corner_cases(void) {
     run(&pb, &r, -1);
     csr_invariants(&pb, &r.index);
     size_t n = (size_t)lens[c][0] * 9 * 8;
-    for (size_t i = 0; i < n; i++) EXPECT(isfinite(r.o[i]));
+    for (size_t i = 0; i < n; i++) EXPECT(isfinite(r.output[i]));
     pipeline_result_free(&r);
     problem_free(&pb);
   }
@@ -217,7 +217,7 @@ static void corner_cases(void) {
   int zero_rows = 0;
   for (int i = 0; i < 600 * 4; i++) {
     int zero = 1;
-    for (int d = 0; d < 8; d++) zero &= r.o[(size_t)i * 8 + d] == 0.0f;
+    for (int d = 0; d < 8; d++) zero &= r.output[(size_t)i * 8 + d] == 0.0f;
     zero_rows += zero;
   }
   EXPECT_MSG(zero_rows > 0, "no row was left without keys");
@@ -232,7 +232,7 @@ static void corner_cases(void) {
   problem_prepare(&pb, 0);
   run(&pb, &r, 0.5);
   EXPECT(r.index.nseg == 2 * (fp2_num_tiles(&q, 300) + fp2_num_tiles(&q, 700)));
-  for (size_t i = 0; i < (size_t)1000 * 8 * 16; i++) EXPECT(isfinite(r.o[i]));
+  for (size_t i = 0; i < (size_t)1000 * 8 * 16; i++) EXPECT(isfinite(r.output[i]));
   pipeline_result_free(&r);
   problem_free(&pb);
 }

@@ -50,13 +50,13 @@ typedef struct case_result {
 
 /* Quantised operands and scales of the gpu against the host's quantisation of the same bf16
    values: they must agree bit for bit. Returns the number of differing values. */
-static int64_t compare_operands(const problem *pb, const pipeline_result *r) {
+static int64_t compare_operands(const problem *pb, const gpu_operands *gpu) {
   if (pb->p.dtype != FP2_FP8) return 0;
   size_t nq = (size_t)pb->total_q * pb->p.hq * pb->p.dim, nk = (size_t)pb->total_k * pb->p.hkv * pb->p.dim;
-  int64_t bad = (r->scales[0] != pb->sq) + (r->scales[1] != pb->sk) + (r->scales[2] != pb->sv);
-  for (size_t i = 0; i < nq; i++) bad += memcmp(&r->q_op[i], &pb->q_op[i], sizeof(float)) != 0;
-  for (size_t i = 0; i < nk; i++) bad += (memcmp(&r->k_op[i], &pb->k_op[i], sizeof(float)) != 0) +
-                                         (memcmp(&r->v_op[i], &pb->v_op[i], sizeof(float)) != 0);
+  int64_t bad = (gpu->scales[0] != pb->sq) + (gpu->scales[1] != pb->sk) + (gpu->scales[2] != pb->sv);
+  for (size_t i = 0; i < nq; i++) bad += memcmp(&gpu->q_op[i], &pb->q_op[i], sizeof(float)) != 0;
+  for (size_t i = 0; i < nk; i++) bad += (memcmp(&gpu->k_op[i], &pb->k_op[i], sizeof(float)) != 0) +
+                                         (memcmp(&gpu->v_op[i], &pb->v_op[i], sizeof(float)) != 0);
   return bad;
 }
 
@@ -118,7 +118,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
     /* The index is checked against the oracle's selection from the gpu's own pooled keys. */
     kbar_ref = r.kbar;
     kbar_ref_scale = r.kbar_scale;
-    res->operand_mismatches = compare_operands(&pb, &r);
+    res->operand_mismatches = compare_operands(&pb, &r.gpu);
     res->pooled_error = compare_pooled(&pb, &r);
     if (c->len > 8192) {
       free(r.index.evaluated);
@@ -136,7 +136,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   double tol = a->flip_tol > 0 ? a->flip_tol : default_flip_tol(backend, c->dtype);
   check_index(&pb, kbar_ref, kbar_ref_scale, &r.index, tol, a->show, &res->index);
   const pooled_view pooled = pipeline_pooled(&r);
-  check_outputs(&pb, &r.index, &pooled, &rows, r.o, a->show, &res->out);
+  check_outputs(&pb, &r.index, &pooled, &rows, r.output, a->show, &res->out);
   res->ok = res->index.mismatches == 0 && res->out.bad_rows == 0 && res->operand_mismatches == 0 &&
             res->pooled_error <= POOLED_TOL;
   if (res->operand_mismatches) fprintf(stderr, "  %lld quantised operands differ from the host's\n",

@@ -117,7 +117,7 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   full_reference ref;
   full_reference_compute(pb, &rows, &ref);
   quality q;
-  quality_measure(pb, &r.index, &rows, &ref, r.o, &q);
+  quality_measure(pb, &r.index, &rows, &ref, r.output, &q);
   full_reference_free(&ref);
   int needle_rows;
   double needle = needle_recall(pb, &r.index, &needle_rows);

@@ -50,8 +50,8 @@ static int measure(const experiment_run *x, problem *pb, const row_sample *rows,
   density_measure(pb, &out->r.index, 1, &d);
   out->density = density_overall(&d);
   density_free(&d);
-  quality_measure(pb, &out->r.index, rows, ref, out->r.o, &out->with);
-  quality_measure(pb, &off.index, rows, ref, off.o, &out->without);
+  quality_measure(pb, &out->r.index, rows, ref, out->r.output, &out->with);
+  quality_measure(pb, &off.index, rows, ref, off.output, &out->without);
   pipeline_result_free(&off);
   return 0;
 }
