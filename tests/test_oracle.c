@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "pipeline.h"
 #include "quality.h"
 #include "rng.h"
@@ -272,6 +273,34 @@ static void score_rows(void) {
   problem_free(&pb);
 }
 
+/* check_pooled and check_codes, the comparisons check and tests/gpu_kernels make: zero on the
+   oracle's own values, the relative size of a change, a NaN as a failure, the first code. */
+static void pooled_and_codes(void) {
+  fp2_params p = params(8, 2, 32, 0.1f);
+  problem pb;
+  make(&pb, &p, 1000, SYNTH_RANDOM, 5);
+  size_t n = (size_t)p.hkv * pb.cu_blocks[1] * p.dim;
+  float *km = malloc(sizeof(float) * n), *vm = malloc(sizeof(float) * n);
+  ref_pool(&pb, km, vm);
+  EXPECT(check_pooled(&pb, km, vm) == 0);
+  double top = 0;
+  for (size_t i = 0; i < n; i++) top = fmax(top, fmax(fabs(km[i]), fabs(vm[i])));
+  vm[n / 2] += (float)(1e-3 * top);
+  const double d = check_pooled(&pb, km, vm);
+  EXPECT_MSG(d > 0.9e-3 && d < 1.1e-3 && d > CHECK_POOLED_TOL, "a change of 1e-3 of the largest mean reads %g", d);
+  km[3] = NAN;
+  EXPECT(!(check_pooled(&pb, km, vm) <= CHECK_POOLED_TOL));
+  const float want[4] = {1, 2, 3, -0.0f};
+  float got[4] = {1, 2, 3, 0.0f};
+  size_t first = 99;
+  EXPECT(check_codes(want, want, 4, &first) == 0 && first == 99);
+  got[1] = 2.5f;
+  EXPECT(check_codes(got, want, 4, &first) == 2 && first == 1); /* -0 and +0 differ bit for bit */
+  free(km);
+  free(vm);
+  problem_free(&pb);
+}
+
 int main(void) {
   tile_geometry();
   alpha_zero_is_dense();
@@ -281,5 +310,6 @@ int main(void) {
   corner_cases();
   fp8_operands();
   score_rows();
+  pooled_and_codes();
   return test_result("test_oracle");
 }

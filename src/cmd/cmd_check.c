@@ -1,7 +1,6 @@
 /* fp2bench check: a backend against the fp64 oracle on fresh random inputs over a grid of
    shapes. The cpu backend is the oracle in the kernels' precision (bf16/e4m3 pooled keys,
    rounded probabilities): it shows the precision budget the gpu kernels are held to. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,31 +52,10 @@ typedef struct case_result {
 static int64_t compare_operands(const problem *pb, const gpu_operands *gpu) {
   if (pb->p.dtype != FP2_FP8) return 0;
   size_t nq = (size_t)pb->total_q * pb->p.hq * pb->p.dim, nk = (size_t)pb->total_k * pb->p.hkv * pb->p.dim;
-  int64_t bad = (gpu->scales[0] != pb->sq) + (gpu->scales[1] != pb->sk) + (gpu->scales[2] != pb->sv);
-  for (size_t i = 0; i < nq; i++) bad += memcmp(&gpu->q_op[i], &pb->q_op[i], sizeof(float)) != 0;
-  for (size_t i = 0; i < nk; i++) bad += (memcmp(&gpu->k_op[i], &pb->k_op[i], sizeof(float)) != 0) +
-                                         (memcmp(&gpu->v_op[i], &pb->v_op[i], sizeof(float)) != 0);
-  return bad;
+  return (gpu->scales[0] != pb->sq) + (gpu->scales[1] != pb->sk) + (gpu->scales[2] != pb->sv) +
+         check_codes(gpu->q_op, pb->q_op, nq, NULL) + check_codes(gpu->k_op, pb->k_op, nk, NULL) +
+         check_codes(gpu->v_op, pb->v_op, nk, NULL);
 }
-
-/* Largest difference of the backend's pooled means from the oracle's, relative to the largest
-   mean. */
-static double compare_pooled(const problem *pb, const pipeline_result *r) {
-  size_t n = (size_t)pb->p.hkv * pb->cu_blocks[pb->batch] * pb->p.dim;
-  float *km = xmalloc(sizeof(float) * (n ? n : 1)), *vm = xmalloc(sizeof(float) * (n ? n : 1));
-  ref_pool(pb, km, vm);
-  double diff = 0, top = 0;
-  for (size_t i = 0; i < n; i++) {
-    double d = fmax(fabs((double)r->k_mean[i] - km[i]), fabs((double)r->v_mean[i] - vm[i]));
-    if (!(d <= diff)) diff = d;
-    top = fmax(top, fmax(fabs(km[i]), fabs(vm[i])));
-  }
-  free(km);
-  free(vm);
-  return top > 0 ? diff / top : diff;
-}
-
-#define POOLED_TOL 1e-5 /* f32 sums of at most a block of values */
 
 static void run_case(const check_opts *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
   fp2_opts o = a->o;
@@ -119,7 +97,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
     kbar_ref = r.kbar;
     kbar_ref_scale = r.kbar_scale;
     res->operand_mismatches = compare_operands(&pb, &r.gpu);
-    res->pooled_error = compare_pooled(&pb, &r);
+    res->pooled_error = check_pooled(&pb, r.k_mean, r.v_mean);
     if (c->len > 8192) {
       free(r.index.evaluated);
       r.index.evaluated = sample_tiles(&pb, 64, seed);
@@ -138,10 +116,10 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   const pooled_view pooled = pipeline_pooled(&r);
   check_outputs(&pb, &r.index, &pooled, &rows, r.output, a->show, &res->out);
   res->ok = res->index.mismatches == 0 && res->out.bad_rows == 0 && res->operand_mismatches == 0 &&
-            res->pooled_error <= POOLED_TOL;
+            res->pooled_error <= CHECK_POOLED_TOL;
   if (res->operand_mismatches) fprintf(stderr, "  %lld quantised operands differ from the host's\n",
                                        (long long)res->operand_mismatches);
-  if (!(res->pooled_error <= POOLED_TOL)) fprintf(stderr, "  pooled means differ by %.3g (relative)\n", res->pooled_error);
+  if (!(res->pooled_error <= CHECK_POOLED_TOL)) fprintf(stderr, "  pooled means differ by %.3g (relative)\n", res->pooled_error);
   free(exact_kbar);
   row_sample_free(&rows);
   pipeline_result_free(&r);
