@@ -248,12 +248,6 @@ int cmd_check(int argc, char **argv) {
             nfailed += !r.ok;
           }
   fprintf(txt, "%d of %d cases passed\n", ncases - nfailed, ncases);
-  char err[ERR_LEN];
-  if (rep && report_write(rep, a.o.run.out, err) != 0) {
-    fail("check: %s", err);
-    nfailed = nfailed ? nfailed : -1;
-  }
-  report_free(rep);
-  if (nfailed < 0) return EXIT_RUNTIME;
-  return nfailed ? EXIT_FAILED : EXIT_OK;
+  rc = experiment_write("check", rep, a.o.run.out, EXIT_OK); /* failed cases are recorded too */
+  return nfailed ? EXIT_FAILED : rc;
 }
