@@ -24,6 +24,15 @@ static void make(problem *pb, const fp2_params *p, int len, synth_kind kind, uin
   problem_prepare(pb, 0);
 }
 
+/* ref_pool's means of a one-sequence problem into *km and *vm (the caller frees them); their count. */
+static size_t pool(const problem *pb, float **km, float **vm) {
+  size_t n = (size_t)pb->p.hkv * pb->cu_blocks[1] * pb->p.dim;
+  *km = malloc(sizeof(float) * n);
+  *vm = malloc(sizeof(float) * n);
+  ref_pool(pb, *km, *vm);
+  return n;
+}
+
 static void run(const problem *pb, pipeline_result *r, double density) {
   pipeline_config cfg = {.density = density, .seed = 7, .attend = 1, .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   cpu_pipeline(pb, &cfg, r);
@@ -136,9 +145,8 @@ static void alpha_monotone(void) {
   fp2_params p = params(8, 2, 32, 0.1f);
   problem pb;
   make(&pb, &p, 3000, SYNTH_LLM, 3);
-  size_t n = (size_t)p.hkv * pb.cu_blocks[1] * p.dim;
-  float *km = malloc(sizeof(float) * n), *vm = malloc(sizeof(float) * n);
-  ref_pool(&pb, km, vm);
+  float *km, *vm;
+  pool(&pb, &km, &vm);
   const float alphas[] = {1.0f, 0.3f, 0.1f, 0.01f, 0.0f};
   csr_index prev = {0};
   for (int a = 0; a < 5; a++) {
@@ -279,9 +287,8 @@ static void pooled_and_codes(void) {
   fp2_params p = params(8, 2, 32, 0.1f);
   problem pb;
   make(&pb, &p, 1000, SYNTH_RANDOM, 5);
-  size_t n = (size_t)p.hkv * pb.cu_blocks[1] * p.dim;
-  float *km = malloc(sizeof(float) * n), *vm = malloc(sizeof(float) * n);
-  ref_pool(&pb, km, vm);
+  float *km, *vm;
+  const size_t n = pool(&pb, &km, &vm);
   EXPECT(check_pooled(&pb, km, vm) == 0);
   double top = 0;
   for (size_t i = 0; i < n; i++) top = fmax(top, fmax(fabs(km[i]), fabs(vm[i])));
