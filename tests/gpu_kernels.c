@@ -1,9 +1,10 @@
 /* Each kernel of the library called directly, on fresh random inputs, against its reference in
    src/oracle/ (not through the gpu backend or the check command):
-     fp2_quantize_e4m3 (quantize.cu)   the host's e4m3 quantisation (problem_prepare): codes and
-                                       scale bit for bit;
-     fp2_pool (pool.cu)                ref_pool's means within 1e-5 of the largest, and the
-                                       pooled operands within one rounding of the means' own;
+     fp2_quantize_e4m3 (quantize.cu)   the host's e4m3 quantisation (problem_prepare): codes
+                                       (check_codes) and scale bit for bit;
+     fp2_pool (pool.cu)                ref_pool's means within 1e-5 of the largest (check_pooled),
+                                       and the pooled operands within one rounding of the means'
+                                       own;
      fp2_select (select.cu)            ref_select_tile on the same pooled keys (check_index:
                                        near-threshold flips only, none farther);
      fp2_attend, portable (attend.cu)  ref_attend_row on the same index and pooled vectors
@@ -70,7 +71,6 @@ typedef struct fixture {
   int fp8;
   void *q, *k, *v;          /* device operands */
   float *scales;            /* device [3], NULL for BF16 */
-  float *k_mean, *v_mean;   /* host: ref_pool */
   float *kbar, *vbar;       /* host: the rounded pooled operands */
   double kbar_scale, vbar_scale;
   csr_index index;          /* host: ref_select on kbar */
@@ -102,13 +102,14 @@ static void fixture_init(fixture *f, fp2_dtype dt, int hq, int hkv, int correcti
     const float s[3] = {f->pb.sq, f->pb.sk, f->pb.sv};
     f->scales = dev_copy(s, sizeof s);
   }
-  f->k_mean = malloc(sizeof(float) * f->npooled);
-  f->v_mean = malloc(sizeof(float) * f->npooled);
+  float *k_mean = malloc(sizeof(float) * f->npooled), *v_mean = malloc(sizeof(float) * f->npooled);
   f->kbar = malloc(sizeof(float) * f->npooled);
   f->vbar = malloc(sizeof(float) * f->npooled);
-  ref_pool(&f->pb, f->k_mean, f->v_mean);
-  f->kbar_scale = ref_pooled_operands(dt, POOLED_ROUNDED, f->pb.sk, f->k_mean, f->kbar, f->npooled);
-  f->vbar_scale = ref_pooled_operands(dt, POOLED_ROUNDED, f->pb.sv, f->v_mean, f->vbar, f->npooled);
+  ref_pool(&f->pb, k_mean, v_mean);
+  f->kbar_scale = ref_pooled_operands(dt, POOLED_ROUNDED, f->pb.sk, k_mean, f->kbar, f->npooled);
+  f->vbar_scale = ref_pooled_operands(dt, POOLED_ROUNDED, f->pb.sv, v_mean, f->vbar, f->npooled);
+  free(k_mean);
+  free(v_mean);
   ref_select(&f->pb, f->kbar, f->kbar_scale, NULL, &f->index, NULL, 0);
 }
 
@@ -117,8 +118,6 @@ static void fixture_free(fixture *f) {
   cudaFree(f->k);
   cudaFree(f->v);
   cudaFree(f->scales);
-  free(f->k_mean);
-  free(f->v_mean);
   free(f->kbar);
   free(f->vbar);
   csr_free(&f->index);
@@ -139,9 +138,8 @@ static void test_quantize(const fixture *f) {
     float got_scale;
     CHECK_CUDA(cudaMemcpy(&got_scale, scale, sizeof got_scale, cudaMemcpyDeviceToHost));
     float *got = host_operands(codes, n[t], 1);
-    size_t differ = 0, first = 0;
-    for (size_t i = n[t]; i-- > 0;)
-      if (memcmp(&got[i], &want[t][i], sizeof(float)) != 0) differ++, first = i;
+    size_t first = 0;
+    const size_t differ = (size_t)check_codes(got, want[t], n[t], &first);
     EXPECT_MSG(got_scale == want_scale[t], "%s: quantize tensor %d: scale %.9g, host %.9g", f->name, t, got_scale,
                want_scale[t]);
     EXPECT_MSG(differ == 0, "%s: quantize tensor %d: %zu of %zu codes differ (first at %zu: %g, host %g)", f->name,
@@ -154,17 +152,6 @@ static void test_quantize(const fixture *f) {
   }
 }
 
-/* Largest |got - want| over n values, relative to the largest |want|. */
-static double rel_max_diff(const float *got, const float *want, size_t n) {
-  double diff = 0, top = 0;
-  for (size_t i = 0; i < n; i++) {
-    const double d = fabs((double)got[i] - want[i]);
-    if (!(d <= diff)) diff = d;
-    top = fmax(top, fabs(want[i]));
-  }
-  return top > 0 ? diff / top : diff;
-}
-
 /* pool.cu: means and pooled operands. */
 static void test_pool(const fixture *f) {
   float *k_mean = dev_alloc(f->npooled * 4), *v_mean = dev_alloc(f->npooled * 4);
@@ -174,9 +161,8 @@ static void test_pool(const fixture *f) {
   float *km = malloc(sizeof(float) * f->npooled), *vm = malloc(sizeof(float) * f->npooled);
   CHECK_CUDA(cudaMemcpy(km, k_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(vm, v_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
-  const double dk = rel_max_diff(km, f->k_mean, f->npooled), dv = rel_max_diff(vm, f->v_mean, f->npooled);
-  EXPECT_MSG(dk <= 1e-5 && dv <= 1e-5, "%s: pool: means differ from ref_pool by %.3g (k) and %.3g (v)", f->name, dk,
-             dv);
+  const double d = check_pooled(&f->pb, km, vm);
+  EXPECT_MSG(d <= CHECK_POOLED_TOL, "%s: pool: means differ from ref_pool's by %.3g (relative)", f->name, d);
   /* The operands are the rounding of the kernel's own means: within one rounding step. */
   float *kb = host_operands(kbar, f->npooled, f->fp8), *vb = host_operands(vbar, f->npooled, f->fp8);
   float *want_k = malloc(sizeof(float) * f->npooled), *want_v = malloc(sizeof(float) * f->npooled);

@@ -39,7 +39,7 @@ static float *first_output(const problem *pb, const char *what) {
   }
   const size_t n = (size_t)pb->cu_q[1] * pb->p.hq * pb->p.dim;
   float *o = malloc(n * sizeof *o);
-  memcpy(o, r.o, n * sizeof *o);
+  memcpy(o, r.output, n * sizeof *o);
   pipeline_result_free(&r);
   return o;
 }

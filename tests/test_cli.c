@@ -38,10 +38,11 @@ static void options(void) {
   const char *ok[] = {"run", "--len", "4k,128k", "--heads=64:8", "--dim", "64", "--dtype", "fp8", "--alpha", "0.25",
                       "--no-correction", "--density", "0.05", "--seed", "42", "--backend", "cpu", "--data", "synth:niah"};
   EXPECT(parse(&o, (int)(sizeof ok / sizeof ok[0]), ok) == 0);
-  EXPECT(o.lens.n == 2 && o.lens.v[1] == 131072 && o.given.len);
-  EXPECT(o.hq == 64 && o.hkv == 8 && o.given.heads && o.dim == 64 && o.given.dim);
-  EXPECT(o.dtype == FP2_FP8 && o.alpha == 0.25 && o.no_correction && o.density == 0.05 && o.seed == 42);
-  EXPECT(o.backend == BACKEND_CPU && strcmp(o.data, "synth:niah") == 0);
+  EXPECT(o.shape.lens.n == 2 && o.shape.lens.v[1] == 131072 && o.given.len);
+  EXPECT(o.shape.hq == 64 && o.shape.hkv == 8 && o.given.heads && o.shape.dim == 64 && o.given.dim);
+  EXPECT(o.shape.dtype == FP2_FP8 && o.select.alpha == 0.25 && o.select.no_correction && o.input.density == 0.05 &&
+         o.input.seed == 42);
+  EXPECT(o.run.backend == BACKEND_CPU && strcmp(o.input.data, "synth:niah") == 0);
   char err[ERR_LEN];
   EXPECT(opts_validate(&o, err) == 0);
   fp2_params p = opts_params(&o);
@@ -67,50 +68,50 @@ static void expect_invalid(const fp2_opts *o, const char *option) {
 static void shapes(void) {
   fp2_opts o;
   opts_defaults(&o);
-  o.hq = 30;
+  o.shape.hq = 30;
   expect_invalid(&o, "--heads");
   opts_defaults(&o);
-  o.hkv = 0;
+  o.shape.hkv = 0;
   expect_invalid(&o, "--heads");
   opts_defaults(&o);
-  o.dim = 0;
+  o.shape.dim = 0;
   expect_invalid(&o, "--dim");
   opts_defaults(&o);
-  o.batch = -1;
+  o.shape.batch = -1;
   expect_invalid(&o, "--batch");
   opts_defaults(&o);
-  o.alpha = 1.5;
+  o.select.alpha = 1.5;
   expect_invalid(&o, "--alpha");
   opts_defaults(&o);
-  o.alpha = -0.1;
+  o.select.alpha = -0.1;
   expect_invalid(&o, "--alpha");
   opts_defaults(&o);
-  o.lens.v[0] = 0;
+  o.shape.lens.v[0] = 0;
   expect_invalid(&o, "--len");
   opts_defaults(&o);
-  o.block = 0;
+  o.select.block = 0;
   expect_invalid(&o, "--block");
   opts_defaults(&o);
-  o.qtile = -128;
+  o.select.qtile = -128;
   expect_invalid(&o, "--qtile");
   opts_defaults(&o);
-  o.window = -1;
+  o.select.window = -1;
   expect_invalid(&o, "--window");
   opts_defaults(&o);
-  o.density = 1.5;
+  o.input.density = 1.5;
   expect_invalid(&o, "--density");
   opts_defaults(&o);
-  o.density = 0;
+  o.input.density = 0;
   expect_invalid(&o, "--density");
   opts_defaults(&o); /* found by fuzzing: the tile arithmetic of 16m x 1024:1 overflows int */
-  o.lens.v[0] = (int64_t)1 << 24;
-  o.hq = 1024;
-  o.hkv = 1;
+  o.shape.lens.v[0] = (int64_t)1 << 24;
+  o.shape.hq = 1024;
+  o.shape.hkv = 1;
   expect_invalid(&o, "--len");
   opts_defaults(&o);
   char err[ERR_LEN];
   EXPECT(opts_validate(&o, err) == 0);
-  o.lens.v[0] = (int64_t)1 << 20; /* 1M tokens at 32:8 is fine */
+  o.shape.lens.v[0] = (int64_t)1 << 20; /* 1M tokens at 32:8 is fine */
   EXPECT(opts_validate(&o, err) == 0);
 }
 
@@ -119,33 +120,33 @@ static void shapes(void) {
 static void kernels(void) {
   fp2_opts o;
   opts_defaults(&o);
-  EXPECT(o.kernel == KERNEL_AUTO);
+  EXPECT(o.run.kernel == KERNEL_AUTO);
   fp2_params p = opts_params(&o);
   EXPECT(p.kernel == FP2_KERNEL_PORTABLE);
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_SM90);
   EXPECT(kernel_auto_pick(&p, 8) == FP2_KERNEL_PORTABLE && kernel_auto_pick(&p, 10) == FP2_KERNEL_PORTABLE);
   p.dtype = FP2_FP8;
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_SM90 && kernel_auto_pick(&p, 8) == FP2_KERNEL_PORTABLE);
-  o.dim = 64;
+  o.shape.dim = 64;
   p = opts_params(&o);
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
-  o.dim = 128;
-  o.hq = 24;
-  o.hkv = 8; /* g = 3 does not divide the tile: the sm90 kernel loads Q itself */
+  o.shape.dim = 128;
+  o.shape.hq = 24;
+  o.shape.hkv = 8; /* g = 3 does not divide the tile: the sm90 kernel loads Q itself */
   p = opts_params(&o);
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_SM90);
-  o.block = 64;
+  o.select.block = 64;
   p = opts_params(&o);
   EXPECT(kernel_auto_pick(&p, 9) == FP2_KERNEL_PORTABLE);
   char err[ERR_LEN];
   EXPECT(opts_validate(&o, err) == 0);
-  o.kernel = KERNEL_SM90;
+  o.run.kernel = KERNEL_SM90;
   expect_invalid(&o, "--kernel sm90");
   const char *args[] = {"run", "--kernel", "portable"};
   opts_defaults(&o);
-  EXPECT(parse(&o, 3, args) == 0 && o.kernel == KERNEL_PORTABLE && opts_params(&o).kernel == FP2_KERNEL_PORTABLE);
+  EXPECT(parse(&o, 3, args) == 0 && o.run.kernel == KERNEL_PORTABLE && opts_params(&o).kernel == FP2_KERNEL_PORTABLE);
   args[2] = "sm90";
-  EXPECT(parse(&o, 3, args) == 0 && o.kernel == KERNEL_SM90 && opts_params(&o).kernel == FP2_KERNEL_SM90);
+  EXPECT(parse(&o, 3, args) == 0 && o.run.kernel == KERNEL_SM90 && opts_params(&o).kernel == FP2_KERNEL_SM90);
 }
 
 int main(void) {

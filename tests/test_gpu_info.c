@@ -1,4 +1,5 @@
-/* gpu_info without assuming a GPU: probing never fails, versions format as "13.0", a
+/* gpu_info without assuming a GPU: probing never fails, versions format as "13.0", a GPU's
+   name gives its results folder as reproduce names it ("NVIDIA H200" -> "h200"), a
    device that does not exist is an error with a reason, and clocks of a device NVML does
    not know are unavailable (-1), not invented. With a GPU, device 0 is described. */
 #include <string.h>
@@ -14,6 +15,12 @@ int main(void) {
   gpu_version_string(12080, buf, sizeof buf);
   EXPECT_MSG(strcmp(buf, "12.8") == 0, "12080 is '%s'", buf);
   EXPECT(gpu_runtime_version() >= 12000); /* the runtime we link knows its own version */
+  gpu_name_slug("NVIDIA H200", buf, sizeof buf);
+  EXPECT_MSG(strcmp(buf, "h200") == 0, "'NVIDIA H200' is '%s'", buf);
+  gpu_name_slug("NVIDIA GeForce RTX 4090", buf, sizeof buf);
+  EXPECT_MSG(strcmp(buf, "4090") == 0, "'NVIDIA GeForce RTX 4090' is '%s'", buf);
+  gpu_name_slug("A100-SXM4_80GB", buf, sizeof buf);
+  EXPECT_MSG(strcmp(buf, "a100-sxm4-80gb") == 0, "'A100-SXM4_80GB' is '%s'", buf);
 
   char why[ERR_LEN] = "";
   int n = gpu_probe(why);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "pipeline.h"
 #include "quality.h"
 #include "rng.h"
@@ -21,6 +22,15 @@ static void make(problem *pb, const fp2_params *p, int len, synth_kind kind, uin
   problem_init(pb, p, 1, &len, &len);
   if (synth_fill(pb, kind, seed, err) != 0) fprintf(stderr, "synth: %s\n", err);
   problem_prepare(pb, 0);
+}
+
+/* ref_pool's means of a one-sequence problem into *km and *vm (the caller frees them); their count. */
+static size_t pool(const problem *pb, float **km, float **vm) {
+  size_t n = (size_t)pb->p.hkv * pb->cu_blocks[1] * pb->p.dim;
+  *km = malloc(sizeof(float) * n);
+  *vm = malloc(sizeof(float) * n);
+  ref_pool(pb, *km, *vm);
+  return n;
 }
 
 static void run(const problem *pb, pipeline_result *r, double density) {
@@ -65,7 +75,7 @@ static void alpha_zero_is_dense(void) {
   for (int i = 0; i < 1000; i += 97)
     for (int head = 0; head < 8; head += 3) {
       ref_full_row(&pb, problem_operands(&pb), 0, i, head, full, NULL);
-      const float *o = r.o + ((size_t)i * 8 + head) * 32;
+      const float *o = r.output + ((size_t)i * 8 + head) * 32;
       for (int d = 0; d < 32; d++) EXPECT_NEAR(o[d], full[d], 1e-6);
     }
   csr_free(&dense);
@@ -98,7 +108,7 @@ static void correction_exact_for_constant_blocks(void) {
       const int *blocks = r.index.indices + r.index.offsets[seg];
       int n = r.index.offsets[seg + 1] - r.index.offsets[seg];
       ref_attend_row(&pb, problem_operands(&pb), 0, i, head, blocks, n, NULL, PROB_EXACT, unc, &lse);
-      const float *o = r.o + ((size_t)i * 4 + head) * 16;
+      const float *o = r.output + ((size_t)i * 4 + head) * 16;
       for (int d = 0; d < 16; d++) {
         worst_c = fmax(worst_c, fabs(o[d] - full[d]));
         worst_u = fmax(worst_u, fabs(unc[d] - full[d]));
@@ -135,9 +145,8 @@ static void alpha_monotone(void) {
   fp2_params p = params(8, 2, 32, 0.1f);
   problem pb;
   make(&pb, &p, 3000, SYNTH_LLM, 3);
-  size_t n = (size_t)p.hkv * pb.cu_blocks[1] * p.dim;
-  float *km = malloc(sizeof(float) * n), *vm = malloc(sizeof(float) * n);
-  ref_pool(&pb, km, vm);
+  float *km, *vm;
+  pool(&pb, &km, &vm);
   const float alphas[] = {1.0f, 0.3f, 0.1f, 0.01f, 0.0f};
   csr_index prev = {0};
   for (int a = 0; a < 5; a++) {
@@ -202,7 +211,7 @@ static void corner_cases(void) {
     run(&pb, &r, -1);
     csr_invariants(&pb, &r.index);
     size_t n = (size_t)lens[c][0] * 9 * 8;
-    for (size_t i = 0; i < n; i++) EXPECT(isfinite(r.o[i]));
+    for (size_t i = 0; i < n; i++) EXPECT(isfinite(r.output[i]));
     pipeline_result_free(&r);
     problem_free(&pb);
   }
@@ -217,7 +226,7 @@ static void corner_cases(void) {
   int zero_rows = 0;
   for (int i = 0; i < 600 * 4; i++) {
     int zero = 1;
-    for (int d = 0; d < 8; d++) zero &= r.o[(size_t)i * 8 + d] == 0.0f;
+    for (int d = 0; d < 8; d++) zero &= r.output[(size_t)i * 8 + d] == 0.0f;
     zero_rows += zero;
   }
   EXPECT_MSG(zero_rows > 0, "no row was left without keys");
@@ -232,7 +241,7 @@ static void corner_cases(void) {
   problem_prepare(&pb, 0);
   run(&pb, &r, 0.5);
   EXPECT(r.index.nseg == 2 * (fp2_num_tiles(&q, 300) + fp2_num_tiles(&q, 700)));
-  for (size_t i = 0; i < (size_t)1000 * 8 * 16; i++) EXPECT(isfinite(r.o[i]));
+  for (size_t i = 0; i < (size_t)1000 * 8 * 16; i++) EXPECT(isfinite(r.output[i]));
   pipeline_result_free(&r);
   problem_free(&pb);
 }
@@ -272,6 +281,33 @@ static void score_rows(void) {
   problem_free(&pb);
 }
 
+/* check_pooled and check_codes, the comparisons check and tests/gpu_kernels make: zero on the
+   oracle's own values, the relative size of a change, a NaN as a failure, the first code. */
+static void pooled_and_codes(void) {
+  fp2_params p = params(8, 2, 32, 0.1f);
+  problem pb;
+  make(&pb, &p, 1000, SYNTH_RANDOM, 5);
+  float *km, *vm;
+  const size_t n = pool(&pb, &km, &vm);
+  EXPECT(check_pooled(&pb, km, vm) == 0);
+  double top = 0;
+  for (size_t i = 0; i < n; i++) top = fmax(top, fmax(fabs(km[i]), fabs(vm[i])));
+  vm[n / 2] += (float)(1e-3 * top);
+  const double d = check_pooled(&pb, km, vm);
+  EXPECT_MSG(d > 0.9e-3 && d < 1.1e-3 && d > CHECK_POOLED_TOL, "a change of 1e-3 of the largest mean reads %g", d);
+  km[3] = NAN;
+  EXPECT(!(check_pooled(&pb, km, vm) <= CHECK_POOLED_TOL));
+  const float want[4] = {1, 2, 3, -0.0f};
+  float got[4] = {1, 2, 3, 0.0f};
+  size_t first = 99;
+  EXPECT(check_codes(want, want, 4, &first) == 0 && first == 99);
+  got[1] = 2.5f;
+  EXPECT(check_codes(got, want, 4, &first) == 2 && first == 1); /* -0 and +0 differ bit for bit */
+  free(km);
+  free(vm);
+  problem_free(&pb);
+}
+
 int main(void) {
   tile_geometry();
   alpha_zero_is_dense();
@@ -281,5 +317,6 @@ int main(void) {
   corner_cases();
   fp8_operands();
   score_rows();
+  pooled_and_codes();
   return test_result("test_oracle");
 }

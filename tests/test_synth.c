@@ -53,7 +53,7 @@ static void measure(synth_kind kind, int hq, int hkv, int len, uint64_t seed, in
   full_reference ref;
   full_reference_compute(&pb, &rows, &ref);
   quality q;
-  quality_measure(&pb, &r.index, &rows, &ref, r.o, &q);
+  quality_measure(&pb, &r.index, &rows, &ref, r.output, &q);
   *mass = q.mass_recall;
   full_reference_free(&ref);
   pipeline_result_free(&r);

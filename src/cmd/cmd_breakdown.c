@@ -18,15 +18,15 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   const fp2_opts *o = x->o;
   const int64_t len = pb->lq[0];
   char err[ERR_LEN];
-  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .attend = 1};
+  pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .attend = 1};
   pipeline_result on, off;
   pb->p.correction = 1;
-  if (backend_pipeline(x->backend, pb, &cfg, o->trials, &on, err) != 0) {
+  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &on, err) != 0) {
     fail("breakdown: %s", err);
     return EXIT_RUNTIME;
   }
   pb->p.correction = 0;
-  if (backend_pipeline(x->backend, pb, &cfg, o->trials, &off, err) != 0) {
+  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &off, err) != 0) {
     fail("breakdown: %s", err);
     pipeline_result_free(&on);
     return EXIT_RUNTIME;
@@ -82,8 +82,8 @@ static const experiment_cmd breakdown_cmd = {
 int cmd_breakdown(int argc, char **argv) {
   fp2_opts o;
   opts_defaults(&o);
-  o.lens.n = 6;
-  for (int i = 0; i < 6; i++) o.lens.v[i] = (int64_t)4096 << i;
+  o.shape.lens.n = 6;
+  for (int i = 0; i < 6; i++) o.shape.lens.v[i] = (int64_t)4096 << i;
   const opt_spec specs[] = {
       OPTS_SHAPE(&o),
       OPTS_SELECT(&o),

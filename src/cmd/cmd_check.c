@@ -1,7 +1,6 @@
 /* fp2bench check: a backend against the fp64 oracle on fresh random inputs over a grid of
    shapes. The cpu backend is the oracle in the kernels' precision (bf16/e4m3 pooled keys,
    rounded probabilities): it shows the precision budget the gpu kernels are held to. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,45 +49,24 @@ typedef struct case_result {
 
 /* Quantised operands and scales of the gpu against the host's quantisation of the same bf16
    values: they must agree bit for bit. Returns the number of differing values. */
-static int64_t compare_operands(const problem *pb, const pipeline_result *r) {
+static int64_t compare_operands(const problem *pb, const gpu_operands *gpu) {
   if (pb->p.dtype != FP2_FP8) return 0;
   size_t nq = (size_t)pb->total_q * pb->p.hq * pb->p.dim, nk = (size_t)pb->total_k * pb->p.hkv * pb->p.dim;
-  int64_t bad = (r->scales[0] != pb->sq) + (r->scales[1] != pb->sk) + (r->scales[2] != pb->sv);
-  for (size_t i = 0; i < nq; i++) bad += memcmp(&r->q_op[i], &pb->q_op[i], sizeof(float)) != 0;
-  for (size_t i = 0; i < nk; i++) bad += (memcmp(&r->k_op[i], &pb->k_op[i], sizeof(float)) != 0) +
-                                         (memcmp(&r->v_op[i], &pb->v_op[i], sizeof(float)) != 0);
-  return bad;
+  return (gpu->scales[0] != pb->sq) + (gpu->scales[1] != pb->sk) + (gpu->scales[2] != pb->sv) +
+         check_codes(gpu->q_op, pb->q_op, nq, NULL) + check_codes(gpu->k_op, pb->k_op, nk, NULL) +
+         check_codes(gpu->v_op, pb->v_op, nk, NULL);
 }
-
-/* Largest difference of the backend's pooled means from the oracle's, relative to the largest
-   mean. */
-static double compare_pooled(const problem *pb, const pipeline_result *r) {
-  size_t n = (size_t)pb->p.hkv * pb->cu_blocks[pb->batch] * pb->p.dim;
-  float *km = xmalloc(sizeof(float) * (n ? n : 1)), *vm = xmalloc(sizeof(float) * (n ? n : 1));
-  ref_pool(pb, km, vm);
-  double diff = 0, top = 0;
-  for (size_t i = 0; i < n; i++) {
-    double d = fmax(fabs((double)r->k_mean[i] - km[i]), fabs((double)r->v_mean[i] - vm[i]));
-    if (!(d <= diff)) diff = d;
-    top = fmax(top, fmax(fabs(km[i]), fabs(vm[i])));
-  }
-  free(km);
-  free(vm);
-  return top > 0 ? diff / top : diff;
-}
-
-#define POOLED_TOL 1e-5 /* f32 sums of at most a block of values */
 
 static void run_case(const check_opts *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
   fp2_opts o = a->o;
-  o.lens.n = 1;
-  o.lens.v[0] = c->len;
-  o.hq = c->hq;
-  o.hkv = c->hkv;
-  o.dtype = c->dtype;
-  o.no_correction = !c->correction;
-  o.data = c->data;
-  o.seed = (int64_t)seed;
+  o.shape.lens.n = 1;
+  o.shape.lens.v[0] = c->len;
+  o.shape.hq = c->hq;
+  o.shape.hkv = c->hkv;
+  o.shape.dtype = c->dtype;
+  o.select.no_correction = !c->correction;
+  o.input.data = c->data;
+  o.input.seed = (int64_t)seed;
   data_source src;
   char err[ERR_LEN];
   problem pb;
@@ -118,8 +96,8 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
     /* The index is checked against the oracle's selection from the gpu's own pooled keys. */
     kbar_ref = r.kbar;
     kbar_ref_scale = r.kbar_scale;
-    res->operand_mismatches = compare_operands(&pb, &r);
-    res->pooled_error = compare_pooled(&pb, &r);
+    res->operand_mismatches = compare_operands(&pb, &r.gpu);
+    res->pooled_error = check_pooled(&pb, r.k_mean, r.v_mean);
     if (c->len > 8192) {
       free(r.index.evaluated);
       r.index.evaluated = sample_tiles(&pb, 64, seed);
@@ -136,12 +114,12 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   double tol = a->flip_tol > 0 ? a->flip_tol : default_flip_tol(backend, c->dtype);
   check_index(&pb, kbar_ref, kbar_ref_scale, &r.index, tol, a->show, &res->index);
   const pooled_view pooled = pipeline_pooled(&r);
-  check_outputs(&pb, &r.index, &pooled, &rows, r.o, a->show, &res->out);
+  check_outputs(&pb, &r.index, &pooled, &rows, r.output, a->show, &res->out);
   res->ok = res->index.mismatches == 0 && res->out.bad_rows == 0 && res->operand_mismatches == 0 &&
-            res->pooled_error <= POOLED_TOL;
+            res->pooled_error <= CHECK_POOLED_TOL;
   if (res->operand_mismatches) fprintf(stderr, "  %lld quantised operands differ from the host's\n",
                                        (long long)res->operand_mismatches);
-  if (!(res->pooled_error <= POOLED_TOL)) fprintf(stderr, "  pooled means differ by %.3g (relative)\n", res->pooled_error);
+  if (!(res->pooled_error <= CHECK_POOLED_TOL)) fprintf(stderr, "  pooled means differ by %.3g (relative)\n", res->pooled_error);
   free(exact_kbar);
   row_sample_free(&rows);
   pipeline_result_free(&r);
@@ -233,16 +211,16 @@ int cmd_check(int argc, char **argv) {
   if (rc != EXPERIMENT_GO) return rc;
   if (!a.o.given.len && backend == BACKEND_GPU) {
     static const int64_t gpu_lens[] = {1024, 4096, 4096 + 77, 16384, 65536, 131072};
-    a.o.lens.n = 6;
-    memcpy(a.o.lens.v, gpu_lens, sizeof gpu_lens);
+    a.o.shape.lens.n = 6;
+    memcpy(a.o.shape.lens.v, gpu_lens, sizeof gpu_lens);
   } else if (!a.o.given.len) {
-    a.o.lens.n = 2;
-    a.o.lens.v[0] = 1024;
-    a.o.lens.v[1] = 2048 + 77;
+    a.o.shape.lens.n = 2;
+    a.o.shape.lens.v[0] = 1024;
+    a.o.shape.lens.v[1] = 2048 + 77;
   }
 
-  FILE *txt = experiment_text(&a.o);
-  report *rep = a.o.out ? report_new("check", argc, argv) : NULL;
+  FILE *txt = experiment_text(a.o.run.out);
+  report *rep = a.o.run.out ? report_new("check", argc, argv) : NULL;
   if (rep) {
     experiment_config(report_config(rep), &a.o, &src, backend == BACKEND_GPU ? "gpu" : "cpu");
     config_grid(rep, &a.o, backend);
@@ -250,19 +228,19 @@ int cmd_check(int argc, char **argv) {
   fprintf(txt, "%7s %8s %-12s %-4s %-4s %8s %6s %9s %5s %7s %9s %9s %9s  %s\n", "len", "heads", "data", "type",
           "corr", "blocks", "flips", "worst", "mism", "rows", "max err", "bound", "rel L2", "verdict");
   int ncases = 0, nfailed = 0;
-  for (int li = 0; li < a.o.lens.n; li++)
+  for (int li = 0; li < a.o.shape.lens.n; li++)
     for (int gi = 0; gi < (a.o.given.heads ? 1 : 3); gi++)
       for (int si = 0; si < (a.o.given.data ? 1 : 2); si++)
         for (int di = 0; di < (a.o.given.dtype ? 1 : 2); di++)
           for (int ci = 0; ci < (a.o.given.correction ? 1 : 2); ci++) {
-            check_case c = {.len = a.o.lens.v[li],
-                            .hq = a.o.given.heads ? a.o.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
-                            .hkv = a.o.given.heads ? a.o.hkv : (backend == BACKEND_GPU ? 8 : 1),
-                            .data = a.o.given.data ? a.o.data : grid_sources[si],
-                            .dtype = a.o.given.dtype ? (fp2_dtype)a.o.dtype : (fp2_dtype)di,
+            check_case c = {.len = a.o.shape.lens.v[li],
+                            .hq = a.o.given.heads ? a.o.shape.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
+                            .hkv = a.o.given.heads ? a.o.shape.hkv : (backend == BACKEND_GPU ? 8 : 1),
+                            .data = a.o.given.data ? a.o.input.data : grid_sources[si],
+                            .dtype = a.o.given.dtype ? (fp2_dtype)a.o.shape.dtype : (fp2_dtype)di,
                             .correction = a.o.given.correction ? 0 : ci == 0};
             case_result r;
-            run_case(&a, backend, &c, (uint64_t)a.o.seed + 7919u * (uint64_t)ncases, &r);
+            run_case(&a, backend, &c, (uint64_t)a.o.input.seed + 7919u * (uint64_t)ncases, &r);
             print_case(txt, &c, &r);
             fflush(txt);
             if (rep) add_row(rep, &c, &r);
@@ -270,12 +248,6 @@ int cmd_check(int argc, char **argv) {
             nfailed += !r.ok;
           }
   fprintf(txt, "%d of %d cases passed\n", ncases - nfailed, ncases);
-  char err[ERR_LEN];
-  if (rep && report_write(rep, a.o.out, err) != 0) {
-    fail("check: %s", err);
-    nfailed = nfailed ? nfailed : -1;
-  }
-  report_free(rep);
-  if (nfailed < 0) return EXIT_RUNTIME;
-  return nfailed ? EXIT_FAILED : EXIT_OK;
+  rc = experiment_write("check", rep, a.o.run.out, EXIT_OK); /* failed cases are recorded too */
+  return nfailed ? EXIT_FAILED : rc;
 }

@@ -23,9 +23,9 @@ typedef struct pass_total {
 } pass_total;
 
 static int one_pass(const experiment_run *x, problem *pb, pass_total *t, char *err) {
-  pipeline_config cfg = {.density = x->o->density, .seed = (uint64_t)x->o->seed, .attend = 1};
+  pipeline_config cfg = {.density = x->o->input.density, .seed = (uint64_t)x->o->input.seed, .attend = 1};
   pipeline_result r;
-  if (backend_pipeline(x->backend, pb, &cfg, x->o->trials, &r, err) != 0) return -1;
+  if (backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, &r, err) != 0) return -1;
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
   t->kernel = r.kernel;
@@ -112,7 +112,7 @@ static int check_args(void *args, const data_source *src) {
       fail("chunked: --chunk: %lld is outside 1..16m", (long long)a->chunks.v[i]);
       return EXIT_USAGE;
     }
-  if (a->o.lens.n != 1 || a->o.batch != 1) {
+  if (a->o.shape.lens.n != 1 || a->o.shape.batch != 1) {
     fail("chunked: --len takes one length and --batch must be 1");
     return EXIT_USAGE;
   }
@@ -132,8 +132,8 @@ static const experiment_cmd chunked_cmd = {
 int cmd_chunked(int argc, char **argv) {
   chunked_args a = {.chunks = {2, {8192, 16384}}};
   opts_defaults(&a.o);
-  a.o.trials = 3; /* each pass is timed; the chunked mode runs several */
-  a.o.lens.v[0] = 65536;
+  a.o.run.trials = 3; /* each pass is timed; the chunked mode runs several */
+  a.o.shape.lens.v[0] = 65536;
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
       {"--chunk", OPT_SIZE_LIST, &a.chunks, "C[,C...]", "query chunk sizes"},

@@ -18,15 +18,15 @@ typedef struct correction_args {
 
 static int attend_times(const experiment_run *x, problem *pb, double density, int correction, pipeline_result *r,
                         char *err) {
-  pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->seed, .attend = 1};
+  pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->input.seed, .attend = 1};
   pb->p.correction = correction;
-  return backend_pipeline(x->backend, pb, &cfg, x->o->trials, r, err);
+  return backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, r, err);
 }
 
 /* One dtype: every sparsity on its problem. */
 static int row(void *args, const experiment_run *x, problem *pb) {
   const correction_args *a = args;
-  const fp2_dtype dt = (fp2_dtype)x->o->dtype;
+  const fp2_dtype dt = (fp2_dtype)x->o->shape.dtype;
   const int64_t len = pb->lq[0];
   char err[ERR_LEN];
   int rc = EXIT_OK;
@@ -86,7 +86,7 @@ static int check_args(void *args, const data_source *src) {
   const correction_args *a = args;
   (void)src;
   if (experiment_check_list("correction", "--sparsity", &a->sparsity, in_sparsity_range, "[0,1)")) return EXIT_USAGE;
-  if (a->o.lens.n != 1) {
+  if (a->o.shape.lens.n != 1) {
     fail("correction: --len takes one length");
     return EXIT_USAGE;
   }
@@ -107,7 +107,7 @@ static const experiment_cmd correction_cmd = {
 int cmd_correction(int argc, char **argv) {
   correction_args a = {.sparsity = {10, {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}, .dtypes = DTYPES_BOTH};
   opts_defaults(&a.o);
-  a.o.lens.v[0] = 65536;
+  a.o.shape.lens.v[0] = 65536;
   const opt_spec specs[] = {
       OPTS_SIZES(&a.o),
       OPT_DTYPES(&a.dtypes),

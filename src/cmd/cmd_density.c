@@ -34,9 +34,9 @@ typedef struct density_row {
    by near-threshold flips). Also counts the sink-dominated KV heads. */
 static void measure_rows(const problem *pb, const fp2_opts *o, int max_rows, density_row *out) {
   row_sample rows;
-  sample_rows(pb, max_rows, (uint64_t)o->seed, &rows);
+  sample_rows(pb, max_rows, (uint64_t)o->input.seed, &rows);
   unsigned char *want = row_sample_segments(pb, &rows);
-  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .want = want,
+  pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .want = want,
                          .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result r;
   cpu_pipeline(pb, &cfg, &r); /* the index; the sampled rows alone are attended below */
@@ -127,8 +127,8 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   const fp2_opts *o = x->o;
   const int gpu = x->backend == BACKEND_GPU;
   /* The gpu selects every tile; the cpu oracle scores a sample of them at long lengths. */
-  unsigned char *want = gpu ? NULL : sample_tiles(pb, a->tiles, (uint64_t)o->seed);
-  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .want = want,
+  unsigned char *want = gpu ? NULL : sample_tiles(pb, a->tiles, (uint64_t)o->input.seed);
+  pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .want = want,
                          .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result r;
   char err[ERR_LEN];
@@ -187,8 +187,8 @@ static const experiment_cmd density_cmd = {
 int cmd_density(int argc, char **argv) {
   density_args a = {.tiles = 96, .rows = 256};
   opts_defaults(&a.o);
-  a.o.lens.n = 6;
-  for (int i = 0; i < 6; i++) a.o.lens.v[i] = (int64_t)4096 << i;
+  a.o.shape.lens.n = 6;
+  for (int i = 0; i < 6; i++) a.o.shape.lens.v[i] = (int64_t)4096 << i;
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
       {"--tiles", OPT_INT, &a.tiles, "N", "cpu: query tiles scored per KV head (all when fewer)"},

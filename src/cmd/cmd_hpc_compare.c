@@ -63,11 +63,11 @@ static int run_density(const experiment_run *x, problem *pb, double density) {
   const int gpu = x->backend == BACKEND_GPU;
   report *rep = x->rep;
   FILE *txt = x->txt;
-  pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->seed, .attend = gpu};
+  pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->input.seed, .attend = gpu};
   pipeline_result r;
   char err[ERR_LEN];
   if (gpu) {
-    if (backend_pipeline(x->backend, pb, &cfg, x->o->trials, &r, err) != 0) {
+    if (backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, &r, err) != 0) {
       fail("hpc-compare: %s", err);
       return EXIT_RUNTIME;
     }
@@ -86,7 +86,7 @@ static int run_density(const experiment_run *x, problem *pb, double density) {
   peer_skip skipped[PEERS_MAX];
   int npeers = 0, nskipped = 0;
   if (gpu) {
-    peer_torch_run(pb, &r.index, x->o->trials, "hpc,fpv2_kernel", "hpc,fpv2", peers, &npeers, skipped, &nskipped);
+    peer_torch_run(pb, &r.index, x->o->run.trials, "hpc,fpv2_kernel", "hpc,fpv2", peers, &npeers, skipped, &nskipped);
     fprintf(txt, " %11.3f ", r.times.ms_attend);
     for (int i = 0; i < npeers; i++) {
       const double ms = stats_median(peers[i].trials_ms, peers[i].trials);
@@ -165,7 +165,7 @@ static int check_args(void *args, const data_source *src) {
   (void)src;
   if (experiment_check_list("hpc-compare", "--densities", &a->densities, in_density_range, "(0,1]"))
     return EXIT_USAGE;
-  if (a->o.lens.n != 1) {
+  if (a->o.shape.lens.n != 1) {
     fail("hpc-compare: --len takes one length");
     return EXIT_USAGE;
   }
@@ -195,8 +195,8 @@ static const experiment_cmd hpc_cmd = {
 int cmd_hpc_compare(int argc, char **argv) {
   hpc_args a = {.densities = {8, {1, 0.9, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05}}};
   opts_defaults(&a.o);
-  a.o.lens.v[0] = 65536;
-  a.o.dtype = FP2_FP8;
+  a.o.shape.lens.v[0] = 65536;
+  a.o.shape.dtype = FP2_FP8;
   const opt_spec specs[] = {
       OPTS_SHAPE(&a.o),
       {"--densities", OPT_DOUBLE_LIST, &a.densities, "X[,X...]", "forced mask densities, each in (0,1]"},

@@ -4,7 +4,6 @@
    failing step is reported and the others still run. --steps runs a subset (a GPU slot may
    not hold them all); REPORT.md is always assembled from every step's JSON in the folder, so
    that staged runs end with one full report. */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -82,20 +81,6 @@ static const step steps[] = {
      "len forced_density density hpc_mask_bytes csr_bytes csr_saving index_alloc_bytes",
      {"hpc-compare", "--len", "128k", "--heads", "32:4", "--densities", "0.05", "--backend", "cpu", NULL}},
 };
-
-/* "NVIDIA H200" -> "h200": the last word of the GPU's name, lower case. */
-static void gpu_slug(char *buf, size_t len) {
-  gpu_desc d;
-  char err[ERR_LEN];
-  int dev = gpu_current();
-  if (dev < 0 || gpu_describe(dev, &d, err) != 0) {
-    snprintf(buf, len, "cpu");
-    return;
-  }
-  const char *w = strrchr(d.name, ' ');
-  snprintf(buf, len, "%.60s", w ? w + 1 : d.name);
-  for (char *c = buf; *c; c++) *c = isalnum((unsigned char)*c) ? (char)tolower((unsigned char)*c) : '-';
-}
 
 #define NSTEPS (sizeof steps / sizeof steps[0])
 

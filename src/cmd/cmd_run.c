@@ -69,13 +69,13 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
 
 static int check_args(void *args, const data_source *src) {
   const run_args *a = args;
-  const named_file others[] = {{"--data", src->is_file ? src->path : NULL}, {"--out", a->o.out}};
+  const named_file others[] = {{"--data", src->is_file ? src->path : NULL}, {"--out", a->o.run.out}};
   char err[ERR_LEN];
   if (outfile_check_option("--dump", a->dump, others, NOPTS(others), err) != 0) {
     fail("run: %s", err);
     return EXIT_USAGE;
   }
-  if (a->o.lens.n != 1) {
+  if (a->o.shape.lens.n != 1) {
     fail("run: --len takes one length (use density or speedup for several)");
     return EXIT_USAGE;
   }
@@ -92,11 +92,11 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   const fp2_opts *o = x->o;
   const int gpu = x->backend == BACKEND_GPU;
   fprintf(stderr, "fp2bench: run: %s, len %d, batch %d, heads %d:%d, dim %d, %s, %s\n", source_name(x->src),
-          pb->lq[0], pb->batch, pb->p.hq, pb->p.hkv, pb->p.dim, dtype_name(o->dtype),
+          pb->lq[0], pb->batch, pb->p.hq, pb->p.hkv, pb->p.dim, dtype_name(o->shape.dtype),
           gpu ? "gpu backend" : "cpu backend (fp64 oracle)");
   int64_t score_elems = (int64_t)pb->p.hkv * pb->cu_tiles[1] * pb->cu_blocks[1];
-  pipeline_config cfg = {.density = o->density,
-                         .seed = (uint64_t)o->seed,
+  pipeline_config cfg = {.density = o->input.density,
+                         .seed = (uint64_t)o->input.seed,
                          .want = NULL,
                          .want_score = a->dump && pb->batch == 1 && score_elems <= SCORE_DUMP_MAX,
                          .attend = 1,
@@ -105,7 +105,7 @@ static int row(void *args, const experiment_run *x, problem *pb) {
                          .prob = PROB_EXACT};
   pipeline_result r;
   char err[ERR_LEN];
-  if (backend_pipeline(x->backend, pb, &cfg, o->trials, &r, err) != 0) {
+  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &r, err) != 0) {
     fail("run: gpu: %s", err);
     return EXIT_RUNTIME;
   }
@@ -113,11 +113,11 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
   row_sample rows;
-  sample_rows(pb, a->rows, (uint64_t)o->seed, &rows);
+  sample_rows(pb, a->rows, (uint64_t)o->input.seed, &rows);
   full_reference ref;
   full_reference_compute(pb, &rows, &ref);
   quality q;
-  quality_measure(pb, &r.index, &rows, &ref, r.o, &q);
+  quality_measure(pb, &r.index, &rows, &ref, r.output, &q);
   full_reference_free(&ref);
   int needle_rows;
   double needle = needle_recall(pb, &r.index, &needle_rows);

@@ -86,7 +86,7 @@ static int density_only(const experiment_run *x, problem *pb) {
   const fp2_opts *o = x->o;
   const int64_t len = pb->lq[0];
   char err[ERR_LEN];
-  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .attend = 0};
+  pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .attend = 0};
   pipeline_result r;
   if (backend_pipeline(BACKEND_CPU, pb, &cfg, 1, &r, err) != 0) {
     fail("speedup: %s", err);
@@ -94,12 +94,12 @@ static int density_only(const experiment_run *x, problem *pb) {
   }
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
-  fprintf(x->txt, "%7lld %-5s %7.2f%%\n", (long long)len, dtype_name(o->dtype), 100 * density_overall(&d));
+  fprintf(x->txt, "%7lld %-5s %7.2f%%\n", (long long)len, dtype_name(o->shape.dtype), 100 * density_overall(&d));
   fflush(x->txt);
   if (x->rep) {
     cJSON *row = report_add_row(x->rep);
     report_put_number(row, "len", (double)len);
-    report_put_string(row, "dtype", dtype_name(o->dtype));
+    report_put_string(row, "dtype", dtype_name(o->shape.dtype));
     report_put_string(row, "kernel", r.kernel);
     report_put_number(row, "density", density_overall(&d));
     report_put_number(row, "flops_dense", flops_dense(&d));
@@ -113,15 +113,15 @@ static int density_only(const experiment_run *x, problem *pb) {
 static int run_length(const speedup_args *a, const experiment_run *x, problem *pb) {
   const fp2_opts *o = x->o;
   const int64_t len = pb->lq[0];
-  const fp2_dtype dt = (fp2_dtype)o->dtype;
+  const fp2_dtype dt = (fp2_dtype)o->shape.dtype;
   char err[ERR_LEN];
   int rc;
-  pipeline_config cfg = {.density = o->density, .seed = (uint64_t)o->seed, .attend = 1};
+  pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .attend = 1};
   pipeline_result r;
   peer_timing b[1 + PEERS_MAX];
   peer_skip skipped[PEERS_MAX];
   int nb = 0, nskipped = 0;
-  if (backend_pipeline(x->backend, pb, &cfg, o->trials, &r, err) != 0) {
+  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &r, err) != 0) {
     fail("speedup: %s", err);
     return EXIT_RUNTIME;
   }
@@ -133,7 +133,7 @@ static int run_length(const speedup_args *a, const experiment_run *x, problem *p
   pipeline_result nc_run, *nc = &r;
   const int correction = pb->p.correction;
   pb->p.correction = 0;
-  rc = correction ? backend_pipeline(x->backend, pb, &nc_cfg, o->trials, &nc_run, err) : 0;
+  rc = correction ? backend_pipeline(x->backend, pb, &nc_cfg, o->run.trials, &nc_run, err) : 0;
   pb->p.correction = correction;
   if (correction && rc == 0) nc = &nc_run;
   if (rc != 0) {
@@ -143,14 +143,14 @@ static int run_length(const speedup_args *a, const experiment_run *x, problem *p
     return EXIT_RUNTIME;
   }
   rc = EXIT_OK;
-  if (own_dense(x->backend, pb, o->trials, &b[nb], err) != 0) {
+  if (own_dense(x->backend, pb, o->run.trials, &b[nb], err) != 0) {
     fail("speedup: dense: %s", err);
     rc = EXIT_RUNTIME;
   } else {
     nb++;
   }
   if (rc == EXIT_OK && x->backend == BACKEND_GPU)
-    nb += peers_run(a->peers, pb, &r.index, o->trials, &b[nb], skipped, &nskipped);
+    nb += peers_run(a->peers, pb, &r.index, o->run.trials, &b[nb], skipped, &nskipped);
   if (rc == EXIT_OK) {
     print_row(x->txt, len, dt, &d, &r, nc, b, nb);
     fflush(x->txt);
@@ -213,8 +213,8 @@ static const experiment_cmd speedup_cmd = {
 int cmd_speedup(int argc, char **argv) {
   speedup_args a = {.dtypes = FP2_BF16, .peers = PEERS_DEFAULT};
   opts_defaults(&a.o);
-  a.o.lens.n = 6;
-  for (int i = 0; i < 6; i++) a.o.lens.v[i] = (int64_t)4096 << i;
+  a.o.shape.lens.n = 6;
+  for (int i = 0; i < 6; i++) a.o.shape.lens.v[i] = (int64_t)4096 << i;
   const opt_spec specs[] = {
       OPTS_SIZES(&a.o),
       OPT_DTYPES(&a.dtypes),

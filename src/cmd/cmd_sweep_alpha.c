@@ -34,11 +34,11 @@ typedef struct sweep_point {
 /* The sparse pass at the problem's alpha, with and without correction, and its quality. */
 static int measure(const experiment_run *x, problem *pb, const row_sample *rows, const full_reference *ref,
                    sweep_point *out, char *err) {
-  pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->seed, .attend = 1, .rows = rows, .keep_outputs = 1,
-                         .pooled = POOLED_EXACT, .prob = PROB_EXACT};
+  pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->input.seed, .attend = 1, .rows = rows,
+                         .keep_outputs = 1, .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result off;
   pb->p.correction = 1;
-  if (backend_pipeline(x->backend, pb, &cfg, x->o->trials, &out->r, err) != 0) return -1;
+  if (backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, &out->r, err) != 0) return -1;
   pb->p.correction = 0;
   int rc = backend_pipeline(x->backend, pb, &cfg, 1, &off, err);
   pb->p.correction = 1;
@@ -50,15 +50,15 @@ static int measure(const experiment_run *x, problem *pb, const row_sample *rows,
   density_measure(pb, &out->r.index, 1, &d);
   out->density = density_overall(&d);
   density_free(&d);
-  quality_measure(pb, &out->r.index, rows, ref, out->r.o, &out->with);
-  quality_measure(pb, &off.index, rows, ref, off.o, &out->without);
+  quality_measure(pb, &out->r.index, rows, ref, out->r.output, &out->with);
+  quality_measure(pb, &off.index, rows, ref, off.output, &out->without);
   pipeline_result_free(&off);
   return 0;
 }
 
 /* Needle recall of the index alone on synth:niah (same shape, seed and alpha). */
 static int needles(const experiment_run *x, problem *niah, sweep_point *out, char *err) {
-  pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->seed, .pooled = POOLED_EXACT};
+  pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->input.seed, .pooled = POOLED_EXACT};
   pipeline_result r;
   if (backend_pipeline(x->backend, niah, &cfg, 1, &r, err) != 0) return -1;
   out->needle = needle_recall(niah, &r.index, &out->needle_rows);
@@ -96,14 +96,14 @@ static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, cons
 static int row(void *args, const experiment_run *x, problem *pb) {
   const sweep_args *a = args;
   const fp2_opts *o = x->o;
-  const fp2_dtype dt = (fp2_dtype)o->dtype;
+  const fp2_dtype dt = (fp2_dtype)o->shape.dtype;
   const int64_t len = pb->lq[0];
   problem niah;
   const data_source niah_src = {.synth = SYNTH_NIAH};
   int rc = experiment_problem("sweep-alpha", &niah_src, o, len, x->backend == BACKEND_GPU, &niah);
   if (rc) return rc;
   row_sample rows;
-  sample_rows(pb, a->rows, (uint64_t)o->seed, &rows);
+  sample_rows(pb, a->rows, (uint64_t)o->input.seed, &rows);
   full_reference ref; /* the same for every alpha */
   full_reference_compute(pb, &rows, &ref);
   char err[ERR_LEN];
@@ -141,7 +141,7 @@ static int check_args(void *args, const data_source *src) {
   const sweep_args *a = args;
   (void)src;
   if (experiment_check_list("sweep-alpha", "--alpha", &a->alphas, in_unit_range, "[0,1]")) return EXIT_USAGE;
-  if (a->o.lens.n != 1 || a->rows < 1) {
+  if (a->o.shape.lens.n != 1 || a->rows < 1) {
     fail("sweep-alpha: --len takes one length; --rows must be positive");
     return EXIT_USAGE;
   }
@@ -162,7 +162,7 @@ static const experiment_cmd sweep_cmd = {
 int cmd_sweep_alpha(int argc, char **argv) {
   sweep_args a = {.alphas = {5, {0.2, 0.1, 0.05, 0.025, 0.0125}}, .dtypes = DTYPES_BOTH, .rows = 256};
   opts_defaults(&a.o);
-  a.o.lens.v[0] = 65536;
+  a.o.shape.lens.v[0] = 65536;
   const opt_spec specs[] = {
       OPTS_SIZES(&a.o),
       OPT_DTYPES(&a.dtypes),

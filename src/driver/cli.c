@@ -24,25 +24,25 @@ static const char *shown(const char *s, char *buf) { return shown_n(s, strlen(s)
 
 void opts_defaults(fp2_opts *o) {
   memset(o, 0, sizeof *o);
-  o->lens.n = 1;
-  o->lens.v[0] = 4096;
-  o->hq = 32;
-  o->hkv = 8;
-  o->dim = 128;
-  o->batch = 1;
-  o->dtype = FP2_BF16;
-  o->alpha = 0.1;
-  o->block = 128;
-  o->qtile = 128;
-  o->sink = 2;
-  o->window = 4;
-  o->recent = 2;
-  o->data = "synth:llm";
-  o->density = -1.0;
-  o->seed = 1;
-  o->backend = BACKEND_AUTO;
-  o->kernel = KERNEL_AUTO;
-  o->trials = 5;
+  o->shape.lens.n = 1;
+  o->shape.lens.v[0] = 4096;
+  o->shape.hq = 32;
+  o->shape.hkv = 8;
+  o->shape.dim = 128;
+  o->shape.batch = 1;
+  o->shape.dtype = FP2_BF16;
+  o->select.alpha = 0.1;
+  o->select.block = 128;
+  o->select.qtile = 128;
+  o->select.sink = 2;
+  o->select.window = 4;
+  o->select.recent = 2;
+  o->input.data = "synth:llm";
+  o->input.density = -1.0;
+  o->input.seed = 1;
+  o->run.backend = BACKEND_AUTO;
+  o->run.kernel = KERNEL_AUTO;
+  o->run.trials = 5;
 }
 
 /* One term of a size: digits with an optional k (2^10) or m (2^20) suffix. 0, -1 when it is
@@ -238,8 +238,8 @@ static void format_default(const opt_spec *s, char *buf, size_t len) {
     }
     case OPT_CHOICE: choice_name(s->meta, *(int *)s->dst, buf, len); break;
     case OPT_HEADS: {
-      const fp2_opts *o = s->dst;
-      snprintf(buf, len, "%d:%d", o->hq, o->hkv);
+      const shape_opts *sh = s->dst;
+      snprintf(buf, len, "%d:%d", sh->hq, sh->hkv);
       break;
     }
   }
@@ -306,7 +306,7 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
       return 0;
     }
     case OPT_HEADS: {
-      fp2_opts *o = s->dst;
+      shape_opts *sh = s->dst;
       const char *colon = strchr(v, ':');
       char a[32];
       size_t la = colon ? (size_t)(colon - v) : 0;
@@ -317,8 +317,8 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
       }
       memcpy(a, v, la);
       a[la] = '\0';
-      int rc = parse_int(a, &o->hq);
-      if (rc == 0) rc = parse_int(colon + 1, &o->hkv);
+      int rc = parse_int(a, &sh->hq);
+      if (rc == 0) rc = parse_int(colon + 1, &sh->hkv);
       if (rc) number_error(err, s->name, v, rc, "HQ:HKV (example: 32:8)", "head counts are at most 1024");
       return rc ? -1 : 0;
     }
@@ -387,64 +387,64 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
 }
 
 int opts_validate(const fp2_opts *o, char *err) {
-  for (int i = 0; i < o->lens.n; i++)
-    if (o->lens.v[i] <= 0 || o->lens.v[i] > (1 << 24)) {
-      err_set(err, "--len: %lld is outside 1..16m", (long long)o->lens.v[i]);
+  for (int i = 0; i < o->shape.lens.n; i++)
+    if (o->shape.lens.v[i] <= 0 || o->shape.lens.v[i] > (1 << 24)) {
+      err_set(err, "--len: %lld is outside 1..16m", (long long)o->shape.lens.v[i]);
       return -1;
     }
-  if (o->hq <= 0 || o->hkv <= 0) {
-    err_set(err, "--heads: head counts must be positive (got %d:%d)", o->hq, o->hkv);
+  if (o->shape.hq <= 0 || o->shape.hkv <= 0) {
+    err_set(err, "--heads: head counts must be positive (got %d:%d)", o->shape.hq, o->shape.hkv);
     return -1;
   }
-  if (o->hq % o->hkv != 0) {
-    err_set(err, "--heads: %d query heads are not a multiple of %d KV heads", o->hq, o->hkv);
+  if (o->shape.hq % o->shape.hkv != 0) {
+    err_set(err, "--heads: %d query heads are not a multiple of %d KV heads", o->shape.hq, o->shape.hkv);
     return -1;
   }
-  if (o->hq > 1024) {
-    err_set(err, "--heads: %d query heads is more than 1024", o->hq);
+  if (o->shape.hq > 1024) {
+    err_set(err, "--heads: %d query heads is more than 1024", o->shape.hq);
     return -1;
   }
-  if (o->dim <= 0 || o->dim > 512) {
-    err_set(err, "--dim: %d is outside 1..512", o->dim);
+  if (o->shape.dim <= 0 || o->shape.dim > 512) {
+    err_set(err, "--dim: %d is outside 1..512", o->shape.dim);
     return -1;
   }
-  if (o->batch <= 0 || o->batch > 4096) {
-    err_set(err, "--batch: %d is outside 1..4096", o->batch);
+  if (o->shape.batch <= 0 || o->shape.batch > 4096) {
+    err_set(err, "--batch: %d is outside 1..4096", o->shape.batch);
     return -1;
   }
-  if (!(o->alpha >= 0.0 && o->alpha <= 1.0)) {
-    err_set(err, "--alpha: %g is outside [0,1]", o->alpha);
+  if (!(o->select.alpha >= 0.0 && o->select.alpha <= 1.0)) {
+    err_set(err, "--alpha: %g is outside [0,1]", o->select.alpha);
     return -1;
   }
-  if (o->block <= 0 || o->block > 4096) {
-    err_set(err, "--block: %d is outside 1..4096", o->block);
+  if (o->select.block <= 0 || o->select.block > 4096) {
+    err_set(err, "--block: %d is outside 1..4096", o->select.block);
     return -1;
   }
-  if (o->qtile <= 0 || o->qtile > 4096) {
-    err_set(err, "--qtile: %d is outside 1..4096", o->qtile);
+  if (o->select.qtile <= 0 || o->select.qtile > 4096) {
+    err_set(err, "--qtile: %d is outside 1..4096", o->select.qtile);
     return -1;
   }
-  if (o->sink < 0) {
-    err_set(err, "--sink: %d is negative", o->sink);
+  if (o->select.sink < 0) {
+    err_set(err, "--sink: %d is negative", o->select.sink);
     return -1;
   }
-  if (o->window < 0) {
-    err_set(err, "--window: %d is negative", o->window);
+  if (o->select.window < 0) {
+    err_set(err, "--window: %d is negative", o->select.window);
     return -1;
   }
-  if (o->recent < 0) {
-    err_set(err, "--recent: %d is negative", o->recent);
+  if (o->select.recent < 0) {
+    err_set(err, "--recent: %d is negative", o->select.recent);
     return -1;
   }
-  if (o->density >= 0.0 ? !(o->density > 0.0 && o->density <= 1.0) : o->density != -1.0) {
-    err_set(err, "--density: %g is outside (0,1]", o->density);
+  if (o->input.density >= 0.0 ? !(o->input.density > 0.0 && o->input.density <= 1.0) : o->input.density != -1.0) {
+    err_set(err, "--density: %g is outside (0,1]", o->input.density);
     return -1;
   }
-  if (o->trials < 1) {
-    err_set(err, "--trials: %d is not positive", o->trials);
+  if (o->run.trials < 1) {
+    err_set(err, "--trials: %d is not positive", o->run.trials);
     return -1;
   }
-  if (o->kernel == KERNEL_SM90) {
+  if (o->run.kernel == KERNEL_SM90) {
     const fp2_params p = opts_params(o);
     if (fp2_sm90_supports_shape(&p) != FP2_OK) {
       err_set(err, "--kernel sm90: %s", fp2_error_message());
@@ -452,13 +452,13 @@ int opts_validate(const fp2_opts *o, char *err) {
     }
   }
   /* Rows, tiles and segments are counted in 32-bit integers by the library. */
-  const int64_t limit = INT32_MAX / 2, g = o->hq / o->hkv;
-  for (int i = 0; i < o->lens.n; i++) {
-    int64_t rows = o->lens.v[i] * g, tiles = (rows + o->qtile - 1) / o->qtile;
-    if (rows > limit || o->batch * o->lens.v[i] * (int64_t)o->hq > (int64_t)1 << 40 ||
-        (int64_t)o->batch * o->hkv * tiles > limit) {
+  const int64_t limit = INT32_MAX / 2, g = o->shape.hq / o->shape.hkv;
+  for (int i = 0; i < o->shape.lens.n; i++) {
+    int64_t rows = o->shape.lens.v[i] * g, tiles = (rows + o->select.qtile - 1) / o->select.qtile;
+    if (rows > limit || o->shape.batch * o->shape.lens.v[i] * (int64_t)o->shape.hq > (int64_t)1 << 40 ||
+        (int64_t)o->shape.batch * o->shape.hkv * tiles > limit) {
       err_set(err, "--len: %lld tokens with --heads %d:%d and --batch %d is beyond what the index can count",
-              (long long)o->lens.v[i], o->hq, o->hkv, o->batch);
+              (long long)o->shape.lens.v[i], o->shape.hq, o->shape.hkv, o->shape.batch);
       return -1;
     }
   }
@@ -468,22 +468,22 @@ int opts_validate(const fp2_opts *o, char *err) {
 fp2_params opts_params(const fp2_opts *o) {
   fp2_params p;
   memset(&p, 0, sizeof p);
-  p.hq = o->hq;
-  p.hkv = o->hkv;
-  p.dim = o->dim;
-  p.block = o->block;
-  p.qtile = o->qtile;
-  p.alpha = (float)o->alpha;
-  p.sink = o->sink;
-  p.window = o->window;
-  p.recent = o->recent;
-  p.correction = !o->no_correction;
-  p.dtype = (fp2_dtype)o->dtype;
-  p.kernel = kernel_of_choice(o->kernel);
+  p.hq = o->shape.hq;
+  p.hkv = o->shape.hkv;
+  p.dim = o->shape.dim;
+  p.block = o->select.block;
+  p.qtile = o->select.qtile;
+  p.alpha = (float)o->select.alpha;
+  p.sink = o->select.sink;
+  p.window = o->select.window;
+  p.recent = o->select.recent;
+  p.correction = !o->select.no_correction;
+  p.dtype = (fp2_dtype)o->shape.dtype;
+  p.kernel = kernel_of_choice(o->run.kernel);
   return p;
 }
 
 int opts_backend(const fp2_opts *o, int gpu_present) {
-  if (o->backend == BACKEND_AUTO) return gpu_present ? BACKEND_GPU : BACKEND_CPU;
-  return o->backend;
+  if (o->run.backend == BACKEND_AUTO) return gpu_present ? BACKEND_GPU : BACKEND_CPU;
+  return o->run.backend;
 }

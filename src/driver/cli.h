@@ -17,7 +17,7 @@ typedef enum {
   OPT_DOUBLE,     /* double* */
   OPT_STRING,     /* const char**: NULL when unset */
   OPT_CHOICE,     /* int*: index into the '|'-separated choices in meta */
-  OPT_HEADS,      /* fp2_opts*: Hq:Hkv */
+  OPT_HEADS,      /* shape_opts*: Hq:Hkv */
   OPT_POSITIONAL  /* const char**: the next bare argument */
 } opt_kind;
 
@@ -42,21 +42,38 @@ typedef struct double_list {
 } double_list;
 
 
-/* The options every experiment shares (issue: parsed once, the same everywhere). */
-typedef struct fp2_opts {
+/* The options every experiment shares (issue: parsed once, the same everywhere), in the
+   groups of their spec rows below: each part of the program takes the group it reads. */
+typedef struct shape_opts { /* OPTS_SHAPE */
   size_list lens;
   int hq, hkv, dim, batch;
   int dtype; /* fp2_dtype */
+} shape_opts;
+
+typedef struct select_opts { /* OPTS_SELECT */
   double alpha;
   int block, qtile, sink, window, recent;
   int no_correction;
-  const char *data;  /* synth:random | synth:llm | synth:niah | FILE.safetensors */
-  double density;    /* forced mask density in (0,1]; < 0 when off */
+} select_opts;
+
+typedef struct input_opts { /* OPTS_DATA */
+  const char *data; /* synth:random | synth:llm | synth:niah | FILE.safetensors */
+  double density;   /* forced mask density in (0,1]; < 0 when off */
   int64_t seed;
+} input_opts;
+
+typedef struct run_opts { /* OPTS_RUN, OPT_TRIALS */
   int backend;
-  int trials;        /* timed repetitions after one warm-up (gpu) */
-  int kernel;        /* KERNEL_AUTO, KERNEL_PORTABLE or KERNEL_SM90: the gpu attention kernel */
-  const char *out;   /* JSON destination; NULL: none, "-": stdout */
+  int kernel;      /* KERNEL_AUTO, KERNEL_PORTABLE or KERNEL_SM90: the gpu attention kernel */
+  int trials;      /* timed repetitions after one warm-up (gpu) */
+  const char *out; /* JSON destination; NULL: none, "-": stdout */
+} run_opts;
+
+typedef struct fp2_opts {
+  shape_opts shape;
+  select_opts select;
+  input_opts input;
+  run_opts run;
   /* Which options were given: a recorded file must agree with them, and grids such as
      check's take a given option as the only value of its axis. */
   struct {
@@ -73,39 +90,39 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
 
 /* Spec rows for the shared options, to place inside a command's spec table. */
 #define OPTS_SIZES(o)                                                                        \
-  {"--len", OPT_SIZE_LIST, &(o)->lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->given.len}, \
-  {"--heads", OPT_HEADS, (o), "HQ:HKV", "query heads : KV heads", &(o)->given.heads},              \
-  {"--dim", OPT_INT, &(o)->dim, "D", "head dimension", &(o)->given.dim},                           \
-  {"--batch", OPT_INT, &(o)->batch, "N", "sequences per batch"}
+  {"--len", OPT_SIZE_LIST, &(o)->shape.lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->given.len}, \
+  {"--heads", OPT_HEADS, &(o)->shape, "HQ:HKV", "query heads : KV heads", &(o)->given.heads},              \
+  {"--dim", OPT_INT, &(o)->shape.dim, "D", "head dimension", &(o)->given.dim},                           \
+  {"--batch", OPT_INT, &(o)->shape.batch, "N", "sequences per batch"}
 #define OPTS_SHAPE(o) \
-  OPTS_SIZES(o), {"--dtype", OPT_CHOICE, &(o)->dtype, DTYPE_CHOICES, "operand precision", &(o)->given.dtype}
+  OPTS_SIZES(o), {"--dtype", OPT_CHOICE, &(o)->shape.dtype, DTYPE_CHOICES, "operand precision", &(o)->given.dtype}
 #define OPTS_SELECT(o) \
-  {"--alpha", OPT_DOUBLE, &(o)->alpha, "A", "threshold: keep E >= A * max E, A in [0,1]"}, OPTS_BLOCKS(o)
+  {"--alpha", OPT_DOUBLE, &(o)->select.alpha, "A", "threshold: keep E >= A * max E, A in [0,1]"}, OPTS_BLOCKS(o)
 #define OPTS_BLOCKS(o)                                                                       \
-  {"--block", OPT_INT, &(o)->block, "B", "key block size (tokens)"},                         \
-  {"--qtile", OPT_INT, &(o)->qtile, "M", "query tile (packed rows)"},                        \
-  {"--sink", OPT_INT, &(o)->sink, "N", "sink blocks always kept"},                           \
-  {"--window", OPT_INT, &(o)->window, "N", "local window in blocks always kept"},            \
-  {"--recent", OPT_INT, &(o)->recent, "N", "last tiles of a sequence kept dense"},           \
-  {"--no-correction", OPT_FLAG, &(o)->no_correction, NULL, "drop unselected blocks (no mean correction)", \
+  {"--block", OPT_INT, &(o)->select.block, "B", "key block size (tokens)"},                         \
+  {"--qtile", OPT_INT, &(o)->select.qtile, "M", "query tile (packed rows)"},                        \
+  {"--sink", OPT_INT, &(o)->select.sink, "N", "sink blocks always kept"},                           \
+  {"--window", OPT_INT, &(o)->select.window, "N", "local window in blocks always kept"},            \
+  {"--recent", OPT_INT, &(o)->select.recent, "N", "last tiles of a sequence kept dense"},           \
+  {"--no-correction", OPT_FLAG, &(o)->select.no_correction, NULL, "drop unselected blocks (no mean correction)", \
    &(o)->given.correction}
 #define OPT_DATA(o)                                                                                  \
-  {"--data", OPT_STRING, &(o)->data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
+  {"--data", OPT_STRING, &(o)->input.data, "SRC", "synth:random | synth:llm | synth:niah | FILE.safetensors", \
    &(o)->given.data}
 #define OPTS_DATA(o)                                                                                 \
   OPT_DATA(o),                                                                                       \
-  {"--density", OPT_DOUBLE, &(o)->density, "X", "force a random block mask of density X (off: score)"},  \
-  {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed"}
+  {"--density", OPT_DOUBLE, &(o)->input.density, "X", "force a random block mask of density X (off: score)"},  \
+  {"--seed", OPT_SIZE, &(o)->input.seed, "N", "random seed"}
 /* The data and seed rows of experiments over forced block masks (the seed draws both). */
 #define OPTS_MASKED_DATA(o) \
-  OPT_DATA(o), {"--seed", OPT_SIZE, &(o)->seed, "N", "random seed (inputs and masks)"}
-#define OPT_TRIALS(o) {"--trials", OPT_INT, &(o)->trials, "N", "timed repetitions after one warm-up (gpu)"}
+  OPT_DATA(o), {"--seed", OPT_SIZE, &(o)->input.seed, "N", "random seed (inputs and masks)"}
+#define OPT_TRIALS(o) {"--trials", OPT_INT, &(o)->run.trials, "N", "timed repetitions after one warm-up (gpu)"}
 #define OPTS_RUN(o)                                                         \
-  {"--backend", OPT_CHOICE, &(o)->backend, BACKEND_CHOICES, "auto: gpu when present"}, \
-  {"--kernel", OPT_CHOICE, &(o)->kernel, KERNEL_CHOICES,                              \
+  {"--backend", OPT_CHOICE, &(o)->run.backend, BACKEND_CHOICES, "auto: gpu when present"}, \
+  {"--kernel", OPT_CHOICE, &(o)->run.kernel, KERNEL_CHOICES,                              \
    "gpu attention kernel: sm90 (wgmma; --dim 128, --block 128 --qtile 128) or portable " \
    "(mma.sync); auto: sm90 on an sm_90 GPU for the shapes it takes, portable elsewhere"}, \
-  {"--out", OPT_STRING, &(o)->out, "FILE.json", "write the JSON result (- for stdout)"}
+  {"--out", OPT_STRING, &(o)->run.out, "FILE.json", "write the JSON result (- for stdout)"}
 
 /* Every shared option: the start of each experiment's spec table. */
 #define OPTS_EXPERIMENT(o) OPTS_SHAPE(o), OPTS_SELECT(o), OPTS_DATA(o), OPTS_RUN(o)

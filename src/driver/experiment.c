@@ -11,12 +11,12 @@
 /* The shared options, --data and --out, before any work. */
 static int setup(const char *cmd, const fp2_opts *o, data_source *src) {
   char err[ERR_LEN];
-  if (opts_validate(o, err) != 0 || source_parse(o->data, src, err) != 0) {
+  if (opts_validate(o, err) != 0 || source_parse(o->input.data, src, err) != 0) {
     fail("%s: %s", cmd, err);
     return EXIT_USAGE;
   }
   const named_file input = {"--data", src->is_file ? src->path : NULL};
-  if (outfile_check_option("--out", o->out, &input, 1, err) != 0) {
+  if (outfile_check_option("--out", o->run.out, &input, 1, err) != 0) {
     fail("%s: %s", cmd, err);
     return EXIT_USAGE;
   }
@@ -27,12 +27,12 @@ static int setup(const char *cmd, const fp2_opts *o, data_source *src) {
 static int pick_backend(const char *cmd, const fp2_opts *o) {
   char why[ERR_LEN] = "";
   int gpus = gpu_probe(why);
-  if (o->backend == BACKEND_GPU && gpus == 0) {
+  if (o->run.backend == BACKEND_GPU && gpus == 0) {
     fail("%s: --backend gpu: no CUDA GPU found%s%s", cmd, why[0] ? ": " : "", why);
     return -EXIT_SKIP;
   }
   const int backend = opts_backend(o, gpus > 0);
-  if (backend == BACKEND_CPU && o->kernel != KERNEL_AUTO)
+  if (backend == BACKEND_CPU && o->run.kernel != KERNEL_AUTO)
     fprintf(stderr, "fp2bench: %s: note: --kernel picks a gpu kernel; the cpu backend ignores it\n", cmd);
   return backend;
 }
@@ -41,27 +41,28 @@ static int pick_backend(const char *cmd, const fp2_opts *o) {
    given take the file's, and the options are checked again with them. */
 static int file_agrees(const data_source *src, fp2_opts *o, const problem *pb, char *err) {
   const int len = pb->lq[0];
-  if (o->given.len && (o->lens.n != 1 || o->lens.v[0] != len)) {
-    err_set(err, "'%s' holds %d positions but --len asks for %lld", src->path, len, (long long)o->lens.v[0]);
+  if (o->given.len && (o->shape.lens.n != 1 || o->shape.lens.v[0] != len)) {
+    err_set(err, "'%s' holds %d positions but --len asks for %lld", src->path, len, (long long)o->shape.lens.v[0]);
     return -1;
   }
-  if (o->given.heads && (o->hq != pb->p.hq || o->hkv != pb->p.hkv)) {
-    err_set(err, "'%s' holds %d:%d heads but --heads asks for %d:%d", src->path, pb->p.hq, pb->p.hkv, o->hq, o->hkv);
+  if (o->given.heads && (o->shape.hq != pb->p.hq || o->shape.hkv != pb->p.hkv)) {
+    err_set(err, "'%s' holds %d:%d heads but --heads asks for %d:%d", src->path, pb->p.hq, pb->p.hkv, o->shape.hq,
+            o->shape.hkv);
     return -1;
   }
-  if (o->given.dim && o->dim != pb->p.dim) {
-    err_set(err, "'%s' holds head dim %d but --dim asks for %d", src->path, pb->p.dim, o->dim);
+  if (o->given.dim && o->shape.dim != pb->p.dim) {
+    err_set(err, "'%s' holds head dim %d but --dim asks for %d", src->path, pb->p.dim, o->shape.dim);
     return -1;
   }
-  if (o->batch != 1) {
+  if (o->shape.batch != 1) {
     err_set(err, "'%s' holds one sequence: --batch must be 1", src->path);
     return -1;
   }
-  o->hq = pb->p.hq;
-  o->hkv = pb->p.hkv;
-  o->dim = pb->p.dim;
-  o->lens.n = 1;
-  o->lens.v[0] = len;
+  o->shape.hq = pb->p.hq;
+  o->shape.hkv = pb->p.hkv;
+  o->shape.dim = pb->p.dim;
+  o->shape.lens.n = 1;
+  o->shape.lens.v[0] = len;
   return opts_validate(o, err);
 }
 
@@ -71,7 +72,7 @@ static int take_file_shape(const char *cmd, const data_source *src, fp2_opts *o)
   if (!src->is_file) return 0;
   char err[ERR_LEN];
   problem pb;
-  const source_request rq = experiment_request(o, o->lens.v[0]);
+  const source_request rq = experiment_request(o, o->shape.lens.v[0]);
   int rc = source_build(src, &rq, &pb, err);
   if (rc == 0) {
     rc = file_agrees(src, o, &pb, err);
@@ -86,8 +87,8 @@ static int take_file_shape(const char *cmd, const data_source *src, fp2_opts *o)
 
 static void cpu_small_size(const char *cmd, fp2_opts *o) {
   if (o->given.len || o->given.data) return;
-  o->lens.n = 1;
-  o->lens.v[0] = 1024;
+  o->shape.lens.n = 1;
+  o->shape.lens.v[0] = 1024;
   fprintf(stderr, "fp2bench: %s: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n", cmd);
 }
 
@@ -116,24 +117,24 @@ int experiment_main(const experiment_cmd *cmd, int argc, char **argv, const opt_
   rc = EXIT_OK;
   const char *experiment = cmd->experiment ? cmd->experiment : cmd->name;
   experiment_run x = {o, &src, backend, experiment_report(experiment, argc, argv, o, &src, backend),
-                      experiment_text(o)};
+                      experiment_text(o->run.out)};
   if (dtypes) experiment_config_set(x.rep, "dtype", cJSON_CreateString(dtypes_name(*dtypes)));
   if (cmd->begin) cmd->begin(args, &x);
   const int shape_only = cmd->shape_only_on_cpu && backend == BACKEND_CPU;
   for (int dt = FP2_BF16; dt <= FP2_FP8 && rc == EXIT_OK; dt++) {
-    if (dtypes ? *dtypes != DTYPES_BOTH && *dtypes != dt : o->dtype != dt) continue;
+    if (dtypes ? *dtypes != DTYPES_BOTH && *dtypes != dt : o->shape.dtype != dt) continue;
     fp2_opts row = *o;
-    row.dtype = dt;
+    row.shape.dtype = dt;
     x.o = &row;
-    for (int li = 0; li < o->lens.n && rc == EXIT_OK; li++) {
+    for (int li = 0; li < o->shape.lens.n && rc == EXIT_OK; li++) {
       if (cmd->progress == PROGRESS_LEN)
-        fprintf(stderr, "fp2bench: %s: len %lld\n", cmd->name, (long long)o->lens.v[li]);
+        fprintf(stderr, "fp2bench: %s: len %lld\n", cmd->name, (long long)o->shape.lens.v[li]);
       else if (cmd->progress == PROGRESS_DTYPE_LEN)
-        fprintf(stderr, "fp2bench: %s: %s, len %lld\n", cmd->name, dtype_name(dt), (long long)o->lens.v[li]);
+        fprintf(stderr, "fp2bench: %s: %s, len %lld\n", cmd->name, dtype_name(dt), (long long)o->shape.lens.v[li]);
       problem pb;
       if (shape_only)
-        source_shape((const source_request[]){experiment_request(&row, o->lens.v[li])}, &pb);
-      else if ((rc = experiment_problem(cmd->name, &src, &row, o->lens.v[li], backend == BACKEND_GPU, &pb)))
+        source_shape((const source_request[]){experiment_request(&row, o->shape.lens.v[li])}, &pb);
+      else if ((rc = experiment_problem(cmd->name, &src, &row, o->shape.lens.v[li], backend == BACKEND_GPU, &pb)))
         break;
       rc = cmd->row(args, &x, &pb);
       problem_free(&pb);
@@ -141,7 +142,7 @@ int experiment_main(const experiment_cmd *cmd, int argc, char **argv, const opt_
   }
   x.o = o;
   if (cmd->end) cmd->end(args, &x);
-  return experiment_write(cmd->name, x.rep, o, rc);
+  return experiment_write(cmd->name, x.rep, o->run.out, rc);
 }
 
 int experiment_check_list(const char *cmd, const char *option, const double_list *l, int (*in_range)(double),
@@ -155,8 +156,8 @@ int experiment_check_list(const char *cmd, const char *option, const double_list
 }
 
 source_request experiment_request(const fp2_opts *o, int64_t len) {
-  source_request rq = {.p = opts_params(o), .kernel_auto = o->kernel == KERNEL_AUTO, .batch = o->batch, .len = len,
-                       .seed = (uint64_t)o->seed};
+  source_request rq = {.p = opts_params(o), .kernel_auto = o->run.kernel == KERNEL_AUTO, .batch = o->shape.batch,
+                       .len = len, .seed = (uint64_t)o->input.seed};
   return rq;
 }
 
@@ -178,4 +179,4 @@ int experiment_problem(const char *cmd, const data_source *src, const fp2_opts *
   return 0;
 }
 
-FILE *experiment_text(const fp2_opts *o) { return o->out && strcmp(o->out, "-") == 0 ? stderr : stdout; }
+FILE *experiment_text(const char *out) { return out && strcmp(out, "-") == 0 ? stderr : stdout; }

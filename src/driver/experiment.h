@@ -81,7 +81,7 @@ source_request experiment_request(const fp2_opts *o, int64_t len);
 int experiment_problem(const char *cmd, const data_source *src, const fp2_opts *o, int64_t len, int bf16_operands,
                        problem *pb);
 
-/* Where the human-readable table goes: stdout, or stderr when the JSON goes to stdout. */
-FILE *experiment_text(const fp2_opts *o);
+/* Where the human-readable table goes: stdout, or stderr when the JSON (--out) goes to stdout. */
+FILE *experiment_text(const char *out);
 
 #endif

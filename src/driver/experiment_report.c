@@ -13,29 +13,29 @@
 #include "infile.h"
 
 void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src, const char *backend) {
-  report_put(config, "len", experiment_sizes_json(&o->lens));
-  report_put_number(config, "hq", o->hq);
-  report_put_number(config, "hkv", o->hkv);
-  report_put_number(config, "dim", o->dim);
-  report_put_number(config, "batch", o->batch);
-  report_put_string(config, "dtype", dtype_name(o->dtype));
-  report_put_number(config, "alpha", (float)o->alpha);
-  report_put_number(config, "block", o->block);
-  report_put_number(config, "qtile", o->qtile);
-  report_put_number(config, "sink", o->sink);
-  report_put_number(config, "window", o->window);
-  report_put_number(config, "recent", o->recent);
-  report_put(config, "correction", cJSON_CreateBool(!o->no_correction));
+  report_put(config, "len", experiment_sizes_json(&o->shape.lens));
+  report_put_number(config, "hq", o->shape.hq);
+  report_put_number(config, "hkv", o->shape.hkv);
+  report_put_number(config, "dim", o->shape.dim);
+  report_put_number(config, "batch", o->shape.batch);
+  report_put_string(config, "dtype", dtype_name(o->shape.dtype));
+  report_put_number(config, "alpha", (float)o->select.alpha);
+  report_put_number(config, "block", o->select.block);
+  report_put_number(config, "qtile", o->select.qtile);
+  report_put_number(config, "sink", o->select.sink);
+  report_put_number(config, "window", o->select.window);
+  report_put_number(config, "recent", o->select.recent);
+  report_put(config, "correction", cJSON_CreateBool(!o->select.no_correction));
   report_put_string(config, "data", source_name(src));
   if (!src->is_file) report_put_number(config, "synth_version", SYNTH_VERSION);
-  if (o->density >= 0)
-    report_put_number(config, "forced_density", o->density);
+  if (o->input.density >= 0)
+    report_put_number(config, "forced_density", o->input.density);
   else
     report_put(config, "forced_density", cJSON_CreateNull());
-  report_put_number(config, "seed", (double)o->seed);
+  report_put_number(config, "seed", (double)o->input.seed);
   report_put_string(config, "backend", backend);
   char kernel[16]; /* what was asked; rows record what ran */
-  choice_name(KERNEL_CHOICES, o->kernel, kernel, sizeof kernel);
+  choice_name(KERNEL_CHOICES, o->run.kernel, kernel, sizeof kernel);
   report_put_string(config, "kernel", kernel);
 }
 
@@ -79,7 +79,7 @@ static void measure_ceilings(report *rep) {
 
 report *experiment_report(const char *name, int argc, char **argv, const fp2_opts *o, const data_source *src,
                           int backend) {
-  if (!o->out) return NULL;
+  if (!o->run.out) return NULL;
   report *rep = report_new(name, argc, argv);
   experiment_config(report_config(rep), o, src, backend == BACKEND_GPU ? "gpu" : "cpu");
   experiment_paper(report_config(rep), name);
@@ -107,9 +107,9 @@ cJSON *experiment_sizes_json(const size_list *l) {
   return a;
 }
 
-int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc) {
+int experiment_write(const char *name, report *rep, const char *out, int rc) {
   char err[ERR_LEN];
-  if (rep && rc == EXIT_OK && report_write(rep, o->out, err) != 0) {
+  if (rep && rc == EXIT_OK && report_write(rep, out, err) != 0) {
     fail("%s: %s", name, err);
     rc = EXIT_RUNTIME;
   }

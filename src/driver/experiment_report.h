@@ -29,8 +29,8 @@ void experiment_config_corrections(report *rep);
 /* A list of sizes or numbers as a JSON array, for experiment_config_set. */
 cJSON *experiment_sizes_json(const size_list *l);
 
-/* Writes the document (when there is one and rc is EXIT_OK) and frees it; returns rc, or
-   EXIT_RUNTIME when the writing failed (said on stderr, prefixed by name). */
-int experiment_write(const char *name, report *rep, const fp2_opts *o, int rc);
+/* Writes the document to out (--out; when there is one and rc is EXIT_OK) and frees it;
+   returns rc, or EXIT_RUNTIME when the writing failed (said on stderr, prefixed by name). */
+int experiment_write(const char *name, report *rep, const char *out, int rc);
 
 #endif

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 
@@ -108,4 +109,29 @@ void check_outputs(const problem *pb, const csr_index *idx, const pooled_view *p
   }
   free(dev);
   free(nan_bad);
+}
+
+int64_t check_codes(const float *got, const float *want, size_t n, size_t *first) {
+  int64_t differ = 0;
+  for (size_t i = n; i-- > 0;)
+    if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+      differ++;
+      if (first) *first = i;
+    }
+  return differ;
+}
+
+double check_pooled(const problem *pb, const float *k_mean, const float *v_mean) {
+  size_t n = (size_t)pb->p.hkv * pb->cu_blocks[pb->batch] * pb->p.dim;
+  float *km = xmalloc(sizeof(float) * (n ? n : 1)), *vm = xmalloc(sizeof(float) * (n ? n : 1));
+  ref_pool(pb, km, vm);
+  double diff = 0, top = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fmax(fabs((double)k_mean[i] - km[i]), fabs((double)v_mean[i] - vm[i]));
+    if (!(d <= diff)) diff = d; /* a NaN is the largest difference */
+    top = fmax(top, fmax(fabs(km[i]), fabs(vm[i])));
+  }
+  free(km);
+  free(vm);
+  return top > 0 ? diff / top : diff;
 }

@@ -36,4 +36,13 @@ typedef struct output_diff {
 void check_outputs(const problem *pb, const csr_index *idx, const pooled_view *pooled, const row_sample *rows,
                    const float *o, int show, output_diff *out);
 
+/* Quantised operands against the host's (problem_prepare's e4m3 codes): how many of the n
+   values differ bit for bit; *first (when not NULL) the lowest such index. */
+int64_t check_codes(const float *got, const float *want, size_t n, size_t *first);
+
+/* Pooled means k_mean, v_mean ([hkv, total blocks, dim]) against ref_pool's: the largest
+   difference relative to the largest of ref_pool's means. They agree within CHECK_POOLED_TOL. */
+double check_pooled(const problem *pb, const float *k_mean, const float *v_mean);
+#define CHECK_POOLED_TOL 1e-5 /* f32 sums of at most a block of values */
+
 #endif

@@ -1,5 +1,6 @@
 #include "gpu_info.h"
 
+#include <ctype.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -118,4 +119,21 @@ int gpu_driver_version(void) {
 
 void gpu_version_string(int version, char *buf, size_t len) {
   snprintf(buf, len, "%d.%d", version / 1000, version % 1000 / 10);
+}
+
+void gpu_name_slug(const char *name, char *buf, size_t len) {
+  const char *w = strrchr(name, ' ');
+  snprintf(buf, len, "%.60s", w ? w + 1 : name);
+  for (char *c = buf; *c; c++) *c = isalnum((unsigned char)*c) ? (char)tolower((unsigned char)*c) : '-';
+}
+
+void gpu_slug(char *buf, size_t len) {
+  gpu_desc d;
+  char err[ERR_LEN];
+  int dev = gpu_current();
+  if (dev < 0 || gpu_describe(dev, &d, err) != 0) {
+    snprintf(buf, len, "cpu");
+    return;
+  }
+  gpu_name_slug(d.name, buf, len);
 }

@@ -46,4 +46,10 @@ int gpu_driver_version(void);
 /* 13000 -> "13.0" into buf. */
 void gpu_version_string(int version, char *buf, size_t len);
 
+/* The folder name of results/<gpu>/ (tests/lib/gpu_slug.sh spells the same rule in shell):
+   "NVIDIA H200" -> "h200", the last word of the name in lower case with anything but a letter
+   or digit as '-'. gpu_slug: the current device's, or "cpu" without one. */
+void gpu_name_slug(const char *name, char *buf, size_t len);
+void gpu_slug(char *buf, size_t len);
+
 #endif

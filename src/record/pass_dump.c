@@ -18,14 +18,14 @@ int pass_dump(const char *path, const problem *pb, const pipeline_result *r, cha
     err_set(err, "--dump: writes one sequence, but the batch holds %d", pb->batch);
     return -1;
   }
-  if (!r->o) {
+  if (!r->output) {
     err_set(err, "--dump: the output was not computed for every row");
     return -1;
   }
   tensor t[6];
   int n = 0;
   shape_tensor(&t[n], "o", TENSOR_F32, 3, len, p->hq, p->dim);
-  memcpy(t[n++].data, r->o, sizeof(float) * (size_t)len * p->hq * p->dim);
+  memcpy(t[n++].data, r->output, sizeof(float) * (size_t)len * p->hq * p->dim);
   shape_tensor(&t[n], "k_mean", TENSOR_F32, 3, p->hkv, nblk, p->dim);
   memcpy(t[n++].data, r->k_mean, sizeof(float) * pooled);
   shape_tensor(&t[n], "v_mean", TENSOR_F32, 3, p->hkv, nblk, p->dim);

@@ -91,12 +91,12 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
   double t2 = wall_ms();
   if (cfg->attend) {
     size_t n = (size_t)pb->total_q * (size_t)p->hq * (size_t)p->dim;
-    out->o = xmalloc(sizeof(float) * n);
+    out->output = xmalloc(sizeof(float) * n);
     if (cfg->rows) {
-      for (size_t i = 0; i < n; i++) out->o[i] = NAN;
-      attend_sampled(pb, out, cfg->prob, cfg->rows, out->o, 0);
+      for (size_t i = 0; i < n; i++) out->output[i] = NAN;
+      attend_sampled(pb, out, cfg->prob, cfg->rows, out->output, 0);
     } else {
-      attend_all(pb, out, cfg->prob, out->o);
+      attend_all(pb, out, cfg->prob, out->output);
     }
   }
   double t3 = wall_ms();

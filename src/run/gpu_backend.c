@@ -142,11 +142,11 @@ static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_bu
   CUDA_GOTO(cudaMemcpy(out->v_mean, d->v_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
   if (!(out->kbar = operands_download(d->kbar, npooled, fp8, err))) return -1;
   if (!(out->vbar = operands_download(d->vbar, npooled, fp8, err))) return -1;
-  if (!(out->o = operands_download(d->o, nq, 0, err))) return -1;
+  if (!(out->output = operands_download(d->o, nq, 0, err))) return -1;
   if (fp8) {
-    if (!(out->q_op = operands_download(d->q8, nq, 1, err))) return -1;
-    if (!(out->k_op = operands_download(d->k8, nk, 1, err))) return -1;
-    if (!(out->v_op = operands_download(d->v8, nk, 1, err))) return -1;
+    if (!(out->gpu.q_op = operands_download(d->q8, nq, 1, err))) return -1;
+    if (!(out->gpu.k_op = operands_download(d->k8, nk, 1, err))) return -1;
+    if (!(out->gpu.v_op = operands_download(d->v8, nk, 1, err))) return -1;
   }
   return 0;
 fail:
@@ -249,10 +249,10 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   out->times.ms_attend = stats_median(out->times.t_attend, trials);
   out->max_blocks = plan.max_blocks;
   if (download_index(&plan, &d.index, &out->index, err) != 0) goto fail;
-  out->scales[0] = out->scales[1] = out->scales[2] = 1.0f;
-  if (fp8) CUDA_GOTO(cudaMemcpy(out->scales, d.scales, sizeof out->scales, cudaMemcpyDeviceToHost), fail);
-  out->kbar_scale = out->scales[1];
-  out->vbar_scale = out->scales[2];
+  out->gpu.scales[0] = out->gpu.scales[1] = out->gpu.scales[2] = 1.0f;
+  if (fp8) CUDA_GOTO(cudaMemcpy(out->gpu.scales, d.scales, sizeof out->gpu.scales, cudaMemcpyDeviceToHost), fail);
+  out->kbar_scale = out->gpu.scales[1];
+  out->vbar_scale = out->gpu.scales[2];
   if (cfg->keep_outputs && keep_outputs(pb, &plan, &d, out, err) != 0) goto fail;
   rc = 0;
 fail:

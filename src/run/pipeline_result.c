@@ -15,13 +15,13 @@ void pipeline_result_free(pipeline_result *r) {
   free(r->vbar);
   csr_free(&r->index);
   free(r->score);
-  free(r->o);
+  free(r->output);
   free(r->times.t_quant);
   free(r->times.t_pool);
   free(r->times.t_select);
   free(r->times.t_attend);
-  free(r->q_op);
-  free(r->k_op);
-  free(r->v_op);
+  free(r->gpu.q_op);
+  free(r->gpu.k_op);
+  free(r->gpu.v_op);
   memset(r, 0, sizeof *r);
 }

@@ -28,6 +28,12 @@ typedef struct stage_times {
   double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
 } stage_times;
 
+/* The gpu's operands as its kernels computed on them, for comparing with the host's. */
+typedef struct gpu_operands {
+  float *q_op, *k_op, *v_op; /* FP8, with keep_outputs: the e4m3 code values the kernels quantised */
+  float scales[3];           /* dequantisation scales of q, k, v (1 for BF16) */
+} gpu_operands;
+
 /* What a pass produced, which backend and kernel produced it, and how long each stage took. */
 typedef struct pipeline_result {
   float *k_mean, *v_mean;  /* [hkv, total blocks, dim] f32 means */
@@ -36,9 +42,8 @@ typedef struct pipeline_result {
   csr_index index;
   float *score;            /* [nseg, max_blocks] or NULL */
   int max_blocks;
-  float *o;                /* [total_q, hq, dim] or NULL */
-  float *q_op, *k_op, *v_op; /* gpu, FP8: the operands the kernels quantised (code values) */
-  float scales[3];         /* gpu: dequantisation scales of q, k, v */
+  float *output;           /* [total_q, hq, dim] attention output, or NULL */
+  gpu_operands gpu;        /* gpu backend only (zero on the cpu) */
   int on_gpu;              /* which backend produced it */
   const char *kernel;      /* what attended: "sm90" or "portable" (gpu), "oracle" (cpu) */
   stage_times times;

@@ -70,31 +70,31 @@ static void opt_sizes(const char *s) {
 
 /* Options that pass opts_validate are within its bounds, and so are their parameters. */
 static void opt_expect_valid(const fp2_opts *o) {
-  FUZZ_EXPECT(o->lens.n >= 1 && o->lens.n <= SIZE_LIST_MAX, "%d lengths", o->lens.n);
-  for (int i = 0; i < o->lens.n; i++)
-    FUZZ_EXPECT(o->lens.v[i] >= 1 && o->lens.v[i] <= (1 << 24), "length %lld",
-                (long long)o->lens.v[i]);
-  FUZZ_EXPECT(o->hq >= 1 && o->hq <= 1024 && o->hkv >= 1 && o->hq % o->hkv == 0, "heads %d:%d",
-              o->hq, o->hkv);
-  FUZZ_EXPECT(o->dim >= 1 && o->dim <= 512 && o->batch >= 1 && o->batch <= 4096,
-              "dim %d, batch %d", o->dim, o->batch);
-  FUZZ_EXPECT(o->alpha >= 0.0 && o->alpha <= 1.0, "alpha %g", o->alpha);
-  FUZZ_EXPECT(o->block >= 1 && o->block <= 4096 && o->qtile >= 1 && o->qtile <= 4096,
-              "block %d, qtile %d", o->block, o->qtile);
-  FUZZ_EXPECT(o->sink >= 0 && o->window >= 0 && o->recent >= 0, "sink %d, window %d, recent %d",
-              o->sink, o->window, o->recent);
-  FUZZ_EXPECT(o->density == -1.0 || (o->density > 0.0 && o->density <= 1.0), "density %g",
-              o->density);
-  FUZZ_EXPECT(o->seed >= 0, "seed %lld", (long long)o->seed);
-  FUZZ_EXPECT(o->dtype == FP2_BF16 || o->dtype == FP2_FP8, "dtype %d", o->dtype);
-  FUZZ_EXPECT(o->backend >= BACKEND_AUTO && o->backend <= BACKEND_GPU, "backend %d", o->backend);
-  FUZZ_EXPECT(o->data != NULL, "no data source");
+  FUZZ_EXPECT(o->shape.lens.n >= 1 && o->shape.lens.n <= SIZE_LIST_MAX, "%d lengths", o->shape.lens.n);
+  for (int i = 0; i < o->shape.lens.n; i++)
+    FUZZ_EXPECT(o->shape.lens.v[i] >= 1 && o->shape.lens.v[i] <= (1 << 24), "length %lld",
+                (long long)o->shape.lens.v[i]);
+  FUZZ_EXPECT(o->shape.hq >= 1 && o->shape.hq <= 1024 && o->shape.hkv >= 1 && o->shape.hq % o->shape.hkv == 0,
+              "heads %d:%d", o->shape.hq, o->shape.hkv);
+  FUZZ_EXPECT(o->shape.dim >= 1 && o->shape.dim <= 512 && o->shape.batch >= 1 && o->shape.batch <= 4096,
+              "dim %d, batch %d", o->shape.dim, o->shape.batch);
+  FUZZ_EXPECT(o->select.alpha >= 0.0 && o->select.alpha <= 1.0, "alpha %g", o->select.alpha);
+  FUZZ_EXPECT(o->select.block >= 1 && o->select.block <= 4096 && o->select.qtile >= 1 && o->select.qtile <= 4096,
+              "block %d, qtile %d", o->select.block, o->select.qtile);
+  FUZZ_EXPECT(o->select.sink >= 0 && o->select.window >= 0 && o->select.recent >= 0, "sink %d, window %d, recent %d",
+              o->select.sink, o->select.window, o->select.recent);
+  FUZZ_EXPECT(o->input.density == -1.0 || (o->input.density > 0.0 && o->input.density <= 1.0), "density %g",
+              o->input.density);
+  FUZZ_EXPECT(o->input.seed >= 0, "seed %lld", (long long)o->input.seed);
+  FUZZ_EXPECT(o->shape.dtype == FP2_BF16 || o->shape.dtype == FP2_FP8, "dtype %d", o->shape.dtype);
+  FUZZ_EXPECT(o->run.backend >= BACKEND_AUTO && o->run.backend <= BACKEND_GPU, "backend %d", o->run.backend);
+  FUZZ_EXPECT(o->input.data != NULL, "no data source");
   fp2_params p = opts_params(o);
-  FUZZ_EXPECT(p.hq == o->hq && p.hkv == o->hkv && p.dim == o->dim &&
-                  p.correction == !o->no_correction,
+  FUZZ_EXPECT(p.hq == o->shape.hq && p.hkv == o->shape.hkv && p.dim == o->shape.dim &&
+                  p.correction == !o->select.no_correction,
               "opts_params differs from the options");
   int b = opts_backend(o, 0);
-  FUZZ_EXPECT(b == BACKEND_CPU || b == BACKEND_GPU, "backend %d resolved to %d", o->backend, b);
+  FUZZ_EXPECT(b == BACKEND_CPU || b == BACKEND_GPU, "backend %d resolved to %d", o->run.backend, b);
 }
 
 /* The input split into argv[1..] at whitespace and NUL bytes; argv[0] is the command. */
