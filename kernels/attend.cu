@@ -1,6 +1,8 @@
-/* Block-sparse attention with mean correction, portable path (mma.sync, sm_80+): one CTA per
-   segment (sequence, KV head, query tile of 128 packed rows: positions x the g heads of the
-   group), 8 warps of 16 rows, keys in tiles of 64 double-buffered in shared memory.
+/* Block-sparse attention with mean correction, portable path (mma.sync, sm_80+), v1: for
+   every GPU, shape and precision the Hopper kernel (attend_sm90.cu) does not take, and a
+   second GPU path that check holds to the same oracle. One CTA per segment (sequence, KV
+   head, query tile of 128 packed rows: positions x the g heads of the group), 8 warps of 16
+   rows, keys in tiles of 64 double-buffered in shared memory.
 
    The iteration walks the tile's CSR list backwards (the diagonal block first, as a dense
    causal schedule does), two 64-key halves per 128-key block (halves wholly past the tile's

@@ -1,4 +1,4 @@
-/* Pooled keys and values: the mean of each key block per KV head (the last block of a
+/* Pooled keys and values, v1: the mean of each key block per KV head (the last block of a
    sequence may be partial), and the pooled operands the scoring and the correction use:
    bf16 of the mean, or for FP8 the e4m3 code of mean / scale with the tensor's own scale.
    One thread per head dimension, keys summed in order in f32. Bandwidth-bound: reads K and

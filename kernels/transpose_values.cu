@@ -1,7 +1,8 @@
-/* V and its pooled means transposed for the Hopper FP8 kernel (transpose_values.h): one CTA
-   per (128 rows of one sequence, KV head); rows are keys or pooled means, read as 128-byte
-   e4m3 rows into shared memory and written as 128-byte runs of the transposed tensor's 128
-   rows of head dims, the keys of each run in fp8_slot_key's order. */
+/* V and its pooled means transposed for the Hopper FP8 kernel (transpose_values.h), v1: the
+   8-bit wgmma reads its B operand K-major only, so O += P V needs V with the keys along each
+   row. One CTA per (128 rows of one sequence, KV head); rows are keys or pooled means, read
+   as 128-byte e4m3 rows into shared memory and written as 128-byte runs of the transposed
+   tensor's 128 rows of head dims, the keys of each run in fp8_slot_key's order. */
 #include "transpose_values.h"
 
 #include "cuda_check.h"
