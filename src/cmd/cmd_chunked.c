@@ -112,8 +112,8 @@ static int check_args(void *args, const data_source *src) {
       fail("chunked: --chunk: %lld is outside 1..16m", (long long)a->chunks.v[i]);
       return EXIT_USAGE;
     }
-  if (a->o.shape.lens.n != 1 || a->o.shape.batch != 1) {
-    fail("chunked: --len takes one length and --batch must be 1");
+  if (a->o.shape.batch != 1) {
+    fail("chunked: --batch must be 1");
     return EXIT_USAGE;
   }
   return 0;
@@ -125,6 +125,7 @@ static const experiment_cmd chunked_cmd = {
     .summary = "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
                "end with the index re-run per chunk; total time and density against one pass.",
     .check = check_args,
+    .one_len = 1,
     .begin = begin,
     .row = row,
 };

@@ -86,10 +86,6 @@ static int check_args(void *args, const data_source *src) {
   const correction_args *a = args;
   (void)src;
   if (experiment_check_list("correction", "--sparsity", &a->sparsity, in_sparsity_range, "[0,1)")) return EXIT_USAGE;
-  if (a->o.shape.lens.n != 1) {
-    fail("correction: --len takes one length");
-    return EXIT_USAGE;
-  }
   return 0;
 }
 
@@ -99,6 +95,7 @@ static const experiment_cmd correction_cmd = {
     .summary = "The cost of the mean correction (paper Fig. 6): sparse attention with and without it\n"
                "over forced block masks from dense (sparsity 0) to 90% sparsity.",
     .check = check_args,
+    .one_len = 1,
     .cpu_small = 1,
     .begin = begin,
     .row = row,

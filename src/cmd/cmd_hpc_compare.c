@@ -165,10 +165,6 @@ static int check_args(void *args, const data_source *src) {
   (void)src;
   if (experiment_check_list("hpc-compare", "--densities", &a->densities, in_density_range, "(0,1]"))
     return EXIT_USAGE;
-  if (a->o.shape.lens.n != 1) {
-    fail("hpc-compare: --len takes one length");
-    return EXIT_USAGE;
-  }
   return 0;
 }
 
@@ -185,6 +181,7 @@ static const experiment_cmd hpc_cmd = {
                "The cpu backend counts the index only. The index- versus mask-driven skip\n"
                "ablation is not implemented yet (the output says so).",
     .check = check_args,
+    .one_len = 1,
     .experiment = "hpc-ops",
     .shape_only_on_cpu = 1,
     .begin = begin,

@@ -75,10 +75,6 @@ static int check_args(void *args, const data_source *src) {
     fail("run: %s", err);
     return EXIT_USAGE;
   }
-  if (a->o.shape.lens.n != 1) {
-    fail("run: --len takes one length (use density or speedup for several)");
-    return EXIT_USAGE;
-  }
   if (a->rows < 0) {
     fail("run: --rows: %d is negative", a->rows);
     return EXIT_USAGE;
@@ -141,6 +137,7 @@ static const experiment_cmd run_cmd = {
     .summary = "One forward pass (pool, select, attend) on one source: density, stage times,\n"
                "and quality against full attention on sampled rows.",
     .check = check_args,
+    .one_len = 1,
     .cpu_small = 1,
     .row = row,
 };

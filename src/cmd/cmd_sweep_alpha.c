@@ -141,8 +141,8 @@ static int check_args(void *args, const data_source *src) {
   const sweep_args *a = args;
   (void)src;
   if (experiment_check_list("sweep-alpha", "--alpha", &a->alphas, in_unit_range, "[0,1]")) return EXIT_USAGE;
-  if (a->o.shape.lens.n != 1 || a->rows < 1) {
-    fail("sweep-alpha: --len takes one length; --rows must be positive");
+  if (a->rows < 1) {
+    fail("sweep-alpha: --rows: %d is not positive", a->rows);
     return EXIT_USAGE;
   }
   return 0;
@@ -154,6 +154,7 @@ static const experiment_cmd sweep_cmd = {
                "full attention with and without mean correction, attention-mass recall, and\n"
                "needle recall on synth:niah, for each alpha and dtype.",
     .check = check_args,
+    .one_len = 1,
     .cpu_small = 1,
     .begin = begin,
     .row = row,

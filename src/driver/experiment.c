@@ -97,6 +97,10 @@ int experiment_start(const experiment_cmd *cmd, int argc, char **argv, const opt
   int rc = cli_parse(argc, argv, cmd->usage, cmd->summary, specs, nspecs);
   if (rc) return rc == 1 ? EXIT_OK : rc;
   if ((rc = setup(cmd->name, o, src))) return rc;
+  if (cmd->one_len && o->shape.lens.n != 1) {
+    fail("%s: --len takes one length (density, speedup and breakdown take several)", cmd->name);
+    return EXIT_USAGE;
+  }
   if (cmd->check && (rc = cmd->check(args, src))) return rc;
   *backend = pick_backend(cmd->name, o);
   if (*backend < 0) return -*backend;

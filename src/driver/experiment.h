@@ -31,6 +31,7 @@ typedef struct experiment_cmd {
      without --len (and without a --data file, which has its own length) it runs at 1K, and
      says so on stderr. */
   int cpu_small;
+  int one_len; /* --len takes one length, not a list */
   /* experiment_main's: */
   const char *experiment; /* the result's experiment name (NULL: name), naming its plot */
   int shape_only_on_cpu;  /* the cpu backend's rows need only the problem's geometry (source_shape) */
