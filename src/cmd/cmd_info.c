@@ -48,9 +48,11 @@ static void print_host(FILE *f, report *rep) {
 }
 
 static void print_gpu(FILE *f, int device, const gpu_desc *d, gpu_clocks now) {
-  char sm[32], mem[32];
+  char sm[32], mem[32], slug[64];
+  gpu_name_slug(d->name, slug, sizeof slug);
   fprintf(f, "gpu %d:\n", device);
   fprintf(f, "  %-12s %s\n", "name", d->name);
+  fprintf(f, "  %-12s results/%s\n", "results", slug); /* where reproduce and refresh.sh write its records */
   fprintf(f, "  %-12s %s\n", "pci bus", d->pci_bus_id);
   fprintf(f, "  %-12s %d\n", "sms", d->sm_count);
   fprintf(f, "  %-12s %d.%d\n", "cc", d->cc_major, d->cc_minor);
