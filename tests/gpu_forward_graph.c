@@ -27,23 +27,6 @@ enum { BATCH = 4 };
 static const int lq[BATCH] = {1024 + 77, 300, 77, 640};
 static const int lk[BATCH] = {1024 + 77, 2048 + 5, 77, 1024 + 640};
 
-static void fp2_ok(fp2_status s, const char *what) {
-  if (s != FP2_OK) {
-    fprintf(stderr, "%s: %s\n", what, fp2_error_message());
-    exit(3);
-  }
-}
-
-static float *download(const void *dev, size_t n, int fp8) {
-  char err[320];
-  float *x = operands_download(dev, n, fp8, err);
-  if (!x) {
-    fprintf(stderr, "download: %s\n", err);
-    exit(3);
-  }
-  return x;
-}
-
 /* The device side of one case: bf16 inputs, the output and fp2_forward's workspace. */
 typedef struct device_pass {
   fp2_params p;
@@ -108,8 +91,8 @@ static void compare(const device_pass *d, const problem *pb, const char *what) {
   CHECK_CUDA(cudaMemcpy(v_mean, d->w.v_mean, npooled * 4, cudaMemcpyDeviceToHost));
   const double pooled_error = check_pooled(pb, k_mean, v_mean);
   EXPECT_MSG(pooled_error <= CHECK_POOLED_TOL, "%s: pooled means differ by %.3g (relative)", what, pooled_error);
-  float *kbar = download(d->w.kbar, npooled, fp8), *vbar = download(d->w.vbar, npooled, fp8);
-  float *o = download(d->o, d->nq, 0);
+  float *kbar = test_download(d->w.kbar, npooled, fp8), *vbar = test_download(d->w.vbar, npooled, fp8);
+  float *o = test_download(d->o, d->nq, 0);
   size_t nonfinite = 0;
   for (size_t i = 0; i < d->nq; i++) nonfinite += !isfinite(o[i]);
   EXPECT_MSG(nonfinite == 0, "%s: %zu of %zu output values not written or not finite", what, nonfinite, d->nq);
@@ -148,7 +131,7 @@ static void one_case(fp2_dtype dt, int hq, int hkv, int correction, fp2_kernel k
   snprintf(what, sizeof what, "%s %s g=%d correction=%d", dt == FP2_FP8 ? "fp8" : "bf16",
            kernel == FP2_KERNEL_SM90 ? "sm90" : "portable", hq / hkv, correction);
   fprintf(stderr, "gpu_forward_graph: %s\n", what);
-  fp2_ok(fp2_plan_create(&d.p, BATCH, lq, lk, &d.plan), "fp2_plan_create");
+  check_fp2(fp2_plan_create(&d.p, BATCH, lq, lk, &d.plan), "fp2_plan_create");
   d.nq = (size_t)d.plan.total_q * hq * d.p.dim;
   d.nk = (size_t)d.plan.total_k * hkv * d.p.dim;
   d.ws_bytes = fp2_workspace_bytes(&d.p, &d.plan);
@@ -157,7 +140,7 @@ static void one_case(fp2_dtype dt, int hq, int hkv, int correction, fp2_kernel k
   CHECK_CUDA(cudaMalloc(&d.v, d.nk * 2));
   CHECK_CUDA(cudaMalloc(&d.o, d.nq * 2));
   CHECK_CUDA(cudaMalloc(&d.ws, d.ws_bytes));
-  fp2_ok(fp2_workspace_map(&d.p, &d.plan, d.ws, d.ws_bytes, &d.w), "fp2_workspace_map");
+  check_fp2(fp2_workspace_map(&d.p, &d.plan, d.ws, d.ws_bytes, &d.w), "fp2_workspace_map");
   const fp2_inputs in = {.q = d.q, .k = d.k, .v = d.v, .o = d.o};
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
@@ -166,7 +149,7 @@ static void one_case(fp2_dtype dt, int hq, int hkv, int correction, fp2_kernel k
   char label[160];
   problem_make(&eager, &d.p, SYNTH_LLM, seed);
   stage_inputs(&d, &eager);
-  fp2_ok(fp2_forward(&d.p, &d.plan, &in, d.ws, d.ws_bytes, stream), "fp2_forward");
+  check_fp2(fp2_forward(&d.p, &d.plan, &in, d.ws, d.ws_bytes, stream), "fp2_forward");
   CHECK_CUDA(cudaStreamSynchronize(stream));
   snprintf(label, sizeof label, "%s eager", what);
   compare(&d, &eager, label);
