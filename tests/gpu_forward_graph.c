@@ -183,13 +183,7 @@ static void one_case(fp2_dtype dt, int hq, int hkv, int correction, fp2_kernel k
 }
 
 int main(void) {
-  int devices = 0, dev = 0, major = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    fprintf(stderr, "gpu_forward_graph: no GPU, skipped\n");
-    return 77;
-  }
-  CHECK_CUDA(cudaGetDevice(&dev));
-  CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  const int major = test_gpu_major("gpu_forward_graph");
   const fp2_kernel kernels[2] = {FP2_KERNEL_PORTABLE, FP2_KERNEL_SM90};
   uint64_t seed = 1;
   for (int dt = FP2_BF16; dt <= FP2_FP8; dt++)

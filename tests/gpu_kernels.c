@@ -235,13 +235,7 @@ static void test_attend(const fixture *f, fp2_kernel kernel) {
 }
 
 int main(void) {
-  int devices = 0, dev = 0, major = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    fprintf(stderr, "gpu_kernels: no GPU, skipped\n");
-    return 77;
-  }
-  CHECK_CUDA(cudaGetDevice(&dev));
-  CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  const int major = test_gpu_major("gpu_kernels");
   static const int heads[2][2] = {{32, 8}, {24, 8}};
   uint64_t seed = 1;
   for (int dt = FP2_BF16; dt <= FP2_FP8; dt++)

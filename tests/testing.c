@@ -24,6 +24,17 @@ float *test_download(const void *dev, size_t n, int fp8) {
   return x;
 }
 
+int test_gpu_major(const char *name) {
+  int devices = 0, dev = 0, major = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    fprintf(stderr, "%s: no GPU, skipped\n", name);
+    exit(77);
+  }
+  CHECK_CUDA(cudaGetDevice(&dev));
+  CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major;
+}
+
 int test_result(const char *name) {
   if (test_failures) {
     fprintf(stderr, "%s: %d failure(s)\n", name, test_failures);

@@ -57,6 +57,10 @@ void check_fp2(fp2_status s, const char *what);
 /* n device operands (bf16, or e4m3 codes) as f32 values the caller frees; exit 3 on failure. */
 float *test_download(const void *dev, size_t n, int fp8);
 
+/* The compute capability major of the current GPU; without a GPU it prints that `name` is
+   skipped and exits 77. */
+int test_gpu_major(const char *name);
+
 /* Exit code for main: 0 when every expectation held. */
 int test_result(const char *name);
 
