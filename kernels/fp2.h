@@ -178,6 +178,60 @@ fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, 
                       const void *kbar, const void *vbar, const float *scales, const int *offsets,
                       const int *indices, void *o, void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
+/* ---- The whole pass: fp2_forward (forward.c). ----
+   Quantise (FP8) -> pool -> select -> attend, each intermediate in one caller-given
+   workspace. It allocates nothing, never synchronises with the host and reads no device
+   memory on the host, so that it can be captured in a CUDA graph; a kernel's first launch
+   may load its module, so run it once before capturing. */
+
+/* The stages of a pass, in order. */
+typedef enum { FP2_STAGE_QUANTIZE, FP2_STAGE_POOL, FP2_STAGE_SELECT, FP2_STAGE_ATTEND, FP2_STAGES } fp2_stage;
+
+/* Events fp2_forward records on its stream for timing: at[s] before stage s, at[FP2_STAGES]
+   after the last, so that at[s] .. at[s + 1] is stage s (empty when the stage does not run). */
+typedef struct fp2_stage_events {
+  cudaEvent_t at[FP2_STAGES + 1];
+} fp2_stage_events;
+
+/* The tensors of one pass. A request's queries are the last lq(b) of its lk(b) positions
+   (the plan's lengths): lq < lk is a chunk of a prefill against the keys before it. */
+typedef struct fp2_inputs {
+  const void *q;        /* [total_q, hq, dim] bf16, requests at plan->cu_q; 16-byte aligned */
+  const void *k, *v;    /* [total_k, hkv, dim] bf16, requests at plan->cu_k; 16-byte aligned */
+  void *o;              /* [total_q, hq, dim] bf16 output; NULL: stop after the index */
+  const int *offsets;   /* a CSR index ([nseg + 1], then block ids) to attend over instead of */
+  const int *indices;   /* selecting one; both NULL: select */
+  const fp2_stage_events *events; /* NULL: none */
+} fp2_inputs;
+
+/* Where each intermediate lies in a workspace (fp2_workspace_map): fp2_forward writes them,
+   and a caller may read the index, the scales and the pooled vectors of the last pass there. */
+typedef struct fp2_workspace {
+  uint8_t *q8, *k8, *v8;  /* FP8: e4m3 codes of q, k, v; NULL for BF16 */
+  float *scales;          /* FP8: [3] dequantisation scales of q, k, v; NULL for BF16 */
+  unsigned *amax;         /* FP8: [1] the quantiser's scratch; NULL for BF16 */
+  float *k_mean, *v_mean; /* [hkv, total_blocks, dim] f32 */
+  void *kbar, *vbar;      /* [hkv, total_blocks, dim] bf16, or e4m3 codes for FP8 */
+  fp2_index index;        /* the selected index (not written when the inputs give one) */
+  void *select_ws;        /* fp2_select's workspace */
+  size_t select_ws_bytes;
+  void *attend_ws;        /* fp2_attend's; NULL when it needs none */
+  size_t attend_ws_bytes;
+} fp2_workspace;
+
+/* Bytes of workspace fp2_forward needs for p and plan. */
+size_t fp2_workspace_bytes(const fp2_params *p, const fp2_plan *plan);
+
+/* The intermediates' places in `workspace` (256-byte aligned, as cudaMalloc gives, and at
+   least fp2_workspace_bytes long): each region starts on a 256-byte boundary. */
+fp2_status fp2_workspace_map(const fp2_params *p, const fp2_plan *plan, void *workspace, size_t workspace_bytes,
+                             fp2_workspace *w);
+
+/* One pass over the batch of plan, asynchronous on stream. Every stage's status is returned
+   as it failed, its call named in fp2_error_message(). */
+fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inputs *in, void *workspace,
+                       size_t workspace_bytes, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,27 +39,10 @@ static void *dev_operands(const float *x, size_t n, int fp8) {
   return d;
 }
 
-static float *host_operands(const void *d, size_t n, int fp8) {
-  char err[320];
-  float *x = operands_download(d, n, fp8, err);
-  if (!x) {
-    fprintf(stderr, "download: %s\n", err);
-    exit(3);
-  }
-  return x;
-}
-
 static void *dev_copy(const void *x, size_t bytes) {
   void *d = dev_alloc(bytes);
   CHECK_CUDA(cudaMemcpy(d, x, bytes, cudaMemcpyHostToDevice));
   return d;
-}
-
-static void fp2_ok(fp2_status s, const char *what) {
-  if (s != FP2_OK) {
-    fprintf(stderr, "%s: %s\n", what, fp2_error_message());
-    exit(3);
-  }
 }
 
 /* One problem on the device: its plan and operands, with the host's pooled operands and index. */
@@ -90,7 +73,7 @@ static void fixture_init(fixture *f, fp2_dtype dt, int hq, int hkv, int correcti
     exit(3);
   }
   problem_prepare(&f->pb, 1);
-  fp2_ok(fp2_plan_create(&p, batch, f->pb.lq, f->pb.lk, &f->plan), "fp2_plan_create");
+  check_fp2(fp2_plan_create(&p, batch, f->pb.lq, f->pb.lk, &f->plan), "fp2_plan_create");
   f->fp8 = dt == FP2_FP8;
   f->nq = (size_t)f->pb.total_q * hq * p.dim;
   f->nk = (size_t)f->pb.total_k * hkv * p.dim;
@@ -134,10 +117,10 @@ static void test_quantize(const fixture *f) {
     void *x = dev_operands(src[t], n[t], 0), *codes = dev_alloc(n[t]);
     float *scale = dev_alloc(sizeof(float));
     unsigned *amax = dev_alloc(sizeof(unsigned));
-    fp2_ok(fp2_quantize_e4m3(x, n[t], codes, scale, amax, 0), "fp2_quantize_e4m3");
+    check_fp2(fp2_quantize_e4m3(x, n[t], codes, scale, amax, 0), "fp2_quantize_e4m3");
     float got_scale;
     CHECK_CUDA(cudaMemcpy(&got_scale, scale, sizeof got_scale, cudaMemcpyDeviceToHost));
-    float *got = host_operands(codes, n[t], 1);
+    float *got = test_download(codes, n[t], 1);
     size_t first = 0;
     const size_t differ = (size_t)check_codes(got, want[t], n[t], &first);
     EXPECT_MSG(got_scale == want_scale[t], "%s: quantize tensor %d: scale %.9g, host %.9g", f->name, t, got_scale,
@@ -156,7 +139,7 @@ static void test_quantize(const fixture *f) {
 static void test_pool(const fixture *f) {
   float *k_mean = dev_alloc(f->npooled * 4), *v_mean = dev_alloc(f->npooled * 4);
   void *kbar = dev_alloc(f->npooled * 2), *vbar = dev_alloc(f->npooled * 2);
-  fp2_ok(fp2_pool(&f->pb.p, &f->plan, f->k, f->v, f->scales, k_mean, v_mean, kbar, vbar, 0), "fp2_pool");
+  check_fp2(fp2_pool(&f->pb.p, &f->plan, f->k, f->v, f->scales, k_mean, v_mean, kbar, vbar, 0), "fp2_pool");
   CHECK_CUDA(cudaDeviceSynchronize());
   float *km = malloc(sizeof(float) * f->npooled), *vm = malloc(sizeof(float) * f->npooled);
   CHECK_CUDA(cudaMemcpy(km, k_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
@@ -164,7 +147,7 @@ static void test_pool(const fixture *f) {
   const double d = check_pooled(&f->pb, km, vm);
   EXPECT_MSG(d <= CHECK_POOLED_TOL, "%s: pool: means differ from ref_pool's by %.3g (relative)", f->name, d);
   /* The operands are the rounding of the kernel's own means: within one rounding step. */
-  float *kb = host_operands(kbar, f->npooled, f->fp8), *vb = host_operands(vbar, f->npooled, f->fp8);
+  float *kb = test_download(kbar, f->npooled, f->fp8), *vb = test_download(vbar, f->npooled, f->fp8);
   float *want_k = malloc(sizeof(float) * f->npooled), *want_v = malloc(sizeof(float) * f->npooled);
   ref_pooled_operands(f->pb.p.dtype, POOLED_ROUNDED, f->pb.sk, km, want_k, f->npooled);
   ref_pooled_operands(f->pb.p.dtype, POOLED_ROUNDED, f->pb.sv, vm, want_v, f->npooled);
@@ -194,7 +177,7 @@ static void test_select(const fixture *f) {
                    dev_alloc(sizeof(int) * ((size_t)plan->nseg + 1)), dev_alloc(sizeof(int) * (size_t)plan->capacity)};
   const size_t ws_bytes = fp2_select_workspace_bytes(plan);
   void *ws = dev_alloc(ws_bytes);
-  fp2_ok(fp2_select(&f->pb.p, plan, f->q, kbar, f->scales, &idx, ws, ws_bytes, 0), "fp2_select");
+  check_fp2(fp2_select(&f->pb.p, plan, f->q, kbar, f->scales, &idx, ws, ws_bytes, 0), "fp2_select");
   csr_index got = {.nseg = plan->nseg};
   got.offsets = malloc(sizeof(int) * ((size_t)plan->nseg + 1));
   CHECK_CUDA(cudaMemcpy(got.offsets, idx.offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost));
@@ -231,9 +214,9 @@ static void test_attend(const fixture *f, fp2_kernel kernel) {
   const size_t ws_bytes = fp2_attend_workspace_bytes(&p, plan);
   void *ws = dev_alloc(ws_bytes), *o = dev_alloc(f->nq * 2);
   CHECK_CUDA(cudaMemset(o, 0xff, f->nq * 2)); /* NaN where nothing is written */
-  fp2_ok(fp2_attend(&p, plan, f->q, f->k, f->v, kbar, vbar, f->scales, offsets, indices, o, ws, ws_bytes, 0),
+  check_fp2(fp2_attend(&p, plan, f->q, f->k, f->v, kbar, vbar, f->scales, offsets, indices, o, ws, ws_bytes, 0),
          "fp2_attend");
-  float *got = host_operands(o, f->nq, 0);
+  float *got = test_download(o, f->nq, 0);
   row_sample rows;
   sample_rows(&f->pb, 4096, 11, &rows);
   const pooled_view pooled = {f->kbar, f->vbar, f->kbar_scale, f->vbar_scale};
@@ -252,13 +235,7 @@ static void test_attend(const fixture *f, fp2_kernel kernel) {
 }
 
 int main(void) {
-  int devices = 0, dev = 0, major = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    fprintf(stderr, "gpu_kernels: no GPU, skipped\n");
-    return 77;
-  }
-  CHECK_CUDA(cudaGetDevice(&dev));
-  CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  const int major = test_gpu_major("gpu_kernels");
   static const int heads[2][2] = {{32, 8}, {24, 8}};
   uint64_t seed = 1;
   for (int dt = FP2_BF16; dt <= FP2_FP8; dt++)

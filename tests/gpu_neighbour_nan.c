@@ -73,13 +73,7 @@ static void one_case(int hq, int hkv, int correction, fp2_kernel kernel, float p
 }
 
 int main(void) {
-  int devices = 0, dev = 0, major = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    fprintf(stderr, "gpu_neighbour_nan: no GPU, skipped\n");
-    return 77;
-  }
-  CHECK_CUDA(cudaGetDevice(&dev));
-  CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  const int major = test_gpu_major("gpu_neighbour_nan");
   const fp2_kernel kernels[2] = {FP2_KERNEL_PORTABLE, FP2_KERNEL_SM90};
   for (int k = 0; k < (major == 9 ? 2 : 1); k++)
     for (int correction = 0; correction < 2; correction++) {

@@ -3,7 +3,37 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "device_operands.h"
+
 int test_failures = 0;
+
+void check_fp2(fp2_status s, const char *what) {
+  if (s != FP2_OK) {
+    fprintf(stderr, "%s: %s\n", what, fp2_error_message());
+    exit(3);
+  }
+}
+
+float *test_download(const void *dev, size_t n, int fp8) {
+  char err[320];
+  float *x = operands_download(dev, n, fp8, err);
+  if (!x) {
+    fprintf(stderr, "download: %s\n", err);
+    exit(3);
+  }
+  return x;
+}
+
+int test_gpu_major(const char *name) {
+  int devices = 0, dev = 0, major = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    fprintf(stderr, "%s: no GPU, skipped\n", name);
+    exit(77);
+  }
+  CHECK_CUDA(cudaGetDevice(&dev));
+  CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major;
+}
 
 int test_result(const char *name) {
   if (test_failures) {

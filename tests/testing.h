@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fp2.h"
+
 extern int test_failures;
 
 #define EXPECT(cond)                                                                  \
@@ -47,6 +49,17 @@ extern int test_failures;
       exit(3);                                                                                       \
     }                                                                                                \
   } while (0)
+
+/* A library call in a gpu test: on failure print `what` and the library's message and exit 3
+   (the test could not run). */
+void check_fp2(fp2_status s, const char *what);
+
+/* n device operands (bf16, or e4m3 codes) as f32 values the caller frees; exit 3 on failure. */
+float *test_download(const void *dev, size_t n, int fp8);
+
+/* The compute capability major of the current GPU; without a GPU it prints that `name` is
+   skipped and exits 77. */
+int test_gpu_major(const char *name);
 
 /* Exit code for main: 0 when every expectation held. */
 int test_result(const char *name);

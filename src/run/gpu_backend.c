@@ -1,6 +1,5 @@
-/* The gpu backend: the library's kernels over a whole problem, timed with CUDA events. */
+/* The gpu backend: fp2_forward over a whole problem, each stage timed with CUDA events. */
 #include <cuda_runtime_api.h>
-#include <nvtx3/nvToolsExt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,82 +21,55 @@
     }                                                                                                 \
   } while (0)
 
+/* What the backend allocates: bf16 Q/K/V and O, and fp2_forward's one workspace, whose
+   intermediates (operands, pooled vectors, index) the backend poisons and reads through w. */
 typedef struct device_buffers {
   void *q, *k, *v;         /* bf16 */
-  void *q8, *k8, *v8;      /* e4m3 codes (FP8) */
-  float *scales;           /* [3] */
-  unsigned *amax;          /* [3] */
-  float *k_mean, *v_mean;
-  void *kbar, *vbar;
-  fp2_index index;
-  void *ws;                /* select's */
-  size_t ws_bytes;
-  void *attend_ws;         /* attend's (FP8 on sm90: the values transposed) */
-  size_t attend_ws_bytes;
   void *o;                 /* bf16 */
+  void *ws;
+  size_t ws_bytes;
+  fp2_workspace w;         /* ws mapped */
   void *flush;             /* written before every run, so that no input is left in L2 */
 } device_buffers;
 
 static void free_buffers(device_buffers *d) {
-  void *all[] = {d->q, d->k, d->v, d->q8, d->k8, d->v8, d->scales, d->amax, d->k_mean, d->v_mean, d->kbar, d->vbar,
-                 d->index.scratch, d->index.counts, d->index.offsets, d->index.indices, d->ws, d->attend_ws, d->o,
-                 d->flush};
+  void *all[] = {d->q, d->k, d->v, d->o, d->ws, d->flush};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudaFree(all[i]);
   memset(d, 0, sizeof *d);
 }
 
 /* Bytes of device memory a problem needs, for the refusal message. */
-static double device_bytes(const problem *pb, const fp2_plan *plan, size_t ws) {
+static double device_bytes(const problem *pb, size_t ws) {
   double nq = (double)pb->total_q * pb->p.hq * pb->p.dim, nk = (double)pb->total_k * pb->p.hkv * pb->p.dim;
-  double pooled = (double)pb->p.hkv * plan->total_blocks * pb->p.dim;
-  double fp8 = pb->p.dtype == FP2_FP8 ? nq + 2 * nk : 0;
-  return 2 * (nq + 2 * nk) + fp8 + 2 * nq /* o */ + pooled * (4 * 2 + 2 * 2) + 8.0 * plan->capacity +
-         8.0 * plan->nseg + (double)ws + (double)FLUSH_BYTES;
+  return 2 * (nq + 2 * nk) + 2 * nq /* o */ + (double)ws + (double)FLUSH_BYTES;
 }
 
 /* p: the problem's parameters with the kernel that runs (--kernel auto resolved). */
 static int run_once(const problem *pb, const fp2_params *p, const pipeline_config *cfg, const fp2_plan *plan,
-                    device_buffers *d, cudaEvent_t *ev, int forced, char *err) {
-  const int fp8 = p->dtype == FP2_FP8;
-  const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
+                    device_buffers *d, const fp2_stage_events *ev, int forced, char *err) {
+  const size_t nq = (size_t)pb->total_q * p->hq * p->dim;
   const size_t npooled = (size_t)p->hkv * plan->total_blocks * p->dim;
-  const void *q = fp8 ? d->q8 : d->q, *k = fp8 ? d->k8 : d->k, *v = fp8 ? d->v8 : d->v;
-  const float *scales = fp8 ? d->scales : NULL;
+  const fp2_workspace *w = &d->w;
   /* Poison everything the kernels write: unwritten elements show up as NaN or -1. */
   CUDA_GOTO(cudaMemset(d->o, 0xff, nq * 2), fail);
-  CUDA_GOTO(cudaMemset(d->k_mean, 0xff, npooled * 4), fail);
-  CUDA_GOTO(cudaMemset(d->v_mean, 0xff, npooled * 4), fail);
+  CUDA_GOTO(cudaMemset(w->k_mean, 0xff, npooled * 4), fail);
+  CUDA_GOTO(cudaMemset(w->v_mean, 0xff, npooled * 4), fail);
   if (!forced) {
-    CUDA_GOTO(cudaMemset(d->index.offsets, 0xff, sizeof(int) * ((size_t)plan->nseg + 1)), fail);
-    CUDA_GOTO(cudaMemset(d->index.indices, 0xff, sizeof(int) * (size_t)plan->capacity), fail);
+    CUDA_GOTO(cudaMemset(w->index.offsets, 0xff, sizeof(int) * ((size_t)plan->nseg + 1)), fail);
+    CUDA_GOTO(cudaMemset(w->index.indices, 0xff, sizeof(int) * (size_t)plan->capacity), fail);
   }
-  /* Each stage between two events and inside an NVTX range, for nsys / ncu; the L2 is
-     flushed first, as the peers' timing does. */
+  /* The L2 is flushed first, as the peers' timing does; fp2_forward records ev around each
+     stage and brackets it in an NVTX range, for nsys / ncu. */
+  const fp2_inputs in = {.q = d->q,
+                         .k = d->k,
+                         .v = d->v,
+                         .o = cfg->attend ? d->o : NULL,
+                         .offsets = forced ? w->index.offsets : NULL,
+                         .indices = forced ? w->index.indices : NULL,
+                         .events = ev};
   CUDA_GOTO(cudaMemsetAsync(d->flush, 0, FLUSH_BYTES, 0), fail);
-  CUDA_GOTO(cudaEventRecord(ev[0], 0), fail);
-  nvtxRangePushA("fp2 quantise");
-  if (fp8) {
-    FP2_OR_FAIL(fp2_quantize_e4m3(d->q, nq, d->q8, d->scales + 0, d->amax + 0, 0));
-    FP2_OR_FAIL(fp2_quantize_e4m3(d->k, nk, d->k8, d->scales + 1, d->amax + 1, 0));
-    FP2_OR_FAIL(fp2_quantize_e4m3(d->v, nk, d->v8, d->scales + 2, d->amax + 2, 0));
-  }
-  nvtxRangePop();
-  CUDA_GOTO(cudaEventRecord(ev[1], 0), fail);
-  nvtxRangePushA("fp2 pool");
-  FP2_OR_FAIL(fp2_pool(p, plan, k, v, scales, d->k_mean, d->v_mean, d->kbar, d->vbar, 0));
-  nvtxRangePop();
-  CUDA_GOTO(cudaEventRecord(ev[2], 0), fail);
-  nvtxRangePushA("fp2 select");
-  if (!forced) FP2_OR_FAIL(fp2_select(p, plan, q, d->kbar, scales, &d->index, d->ws, d->ws_bytes, 0));
-  nvtxRangePop();
-  CUDA_GOTO(cudaEventRecord(ev[3], 0), fail);
-  nvtxRangePushA("fp2 attend");
-  if (cfg->attend)
-    FP2_OR_FAIL(fp2_attend(p, plan, q, k, v, d->kbar, d->vbar, scales, d->index.offsets, d->index.indices, d->o,
-                           d->attend_ws, d->attend_ws_bytes, 0));
-  nvtxRangePop();
-  CUDA_GOTO(cudaEventRecord(ev[4], 0), fail);
-  CUDA_GOTO(cudaEventSynchronize(ev[4]), fail);
+  FP2_OR_FAIL(fp2_forward(p, plan, &in, d->ws, d->ws_bytes, 0));
+  CUDA_GOTO(cudaEventSynchronize(ev->at[FP2_STAGES]), fail);
   return 0;
 fail:
   return -1;
@@ -138,15 +110,16 @@ static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_bu
   const size_t npooled = (size_t)p->hkv * plan->total_blocks * p->dim;
   out->k_mean = xmalloc(sizeof(float) * (npooled ? npooled : 1));
   out->v_mean = xmalloc(sizeof(float) * (npooled ? npooled : 1));
-  CUDA_GOTO(cudaMemcpy(out->k_mean, d->k_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
-  CUDA_GOTO(cudaMemcpy(out->v_mean, d->v_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
-  if (!(out->kbar = operands_download(d->kbar, npooled, fp8, err))) return -1;
-  if (!(out->vbar = operands_download(d->vbar, npooled, fp8, err))) return -1;
+  const fp2_workspace *w = &d->w;
+  CUDA_GOTO(cudaMemcpy(out->k_mean, w->k_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
+  CUDA_GOTO(cudaMemcpy(out->v_mean, w->v_mean, npooled * 4, cudaMemcpyDeviceToHost), fail);
+  if (!(out->kbar = operands_download(w->kbar, npooled, fp8, err))) return -1;
+  if (!(out->vbar = operands_download(w->vbar, npooled, fp8, err))) return -1;
   if (!(out->output = operands_download(d->o, nq, 0, err))) return -1;
   if (fp8) {
-    if (!(out->gpu.q_op = operands_download(d->q8, nq, 1, err))) return -1;
-    if (!(out->gpu.k_op = operands_download(d->k8, nk, 1, err))) return -1;
-    if (!(out->gpu.v_op = operands_download(d->v8, nk, 1, err))) return -1;
+    if (!(out->gpu.q_op = operands_download(w->q8, nq, 1, err))) return -1;
+    if (!(out->gpu.k_op = operands_download(w->k8, nk, 1, err))) return -1;
+    if (!(out->gpu.v_op = operands_download(w->v8, nk, 1, err))) return -1;
   }
   return 0;
 fail:
@@ -172,7 +145,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   const size_t nq = (size_t)pb->total_q * p->hq * p->dim, nk = (size_t)pb->total_k * p->hkv * p->dim;
   device_buffers d;
   fp2_plan plan;
-  cudaEvent_t ev[5] = {0};
+  fp2_stage_events ev = {{0}};
   int rc = -1;
   memset(out, 0, sizeof *out);
   memset(&d, 0, sizeof d);
@@ -181,12 +154,10 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
     err_set(err, "%s", fp2_error_message());
     return -1;
   }
-  const size_t npooled = (size_t)p->hkv * plan.total_blocks * p->dim;
-  d.ws_bytes = fp2_select_workspace_bytes(&plan);
-  d.attend_ws_bytes = fp2_attend_workspace_bytes(p, &plan);
+  d.ws_bytes = fp2_workspace_bytes(p, &plan);
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_GOTO(cudaMemGetInfo(&free_bytes, &total_bytes), fail);
-  double need = device_bytes(pb, &plan, d.ws_bytes + d.attend_ws_bytes);
+  double need = device_bytes(pb, d.ws_bytes);
   if (need > (double)free_bytes) {
     err_set(err, "the problem needs %.2f GB of GPU memory but %.2f GB are free", need / 1e9, free_bytes / 1e9);
     goto fail;
@@ -194,38 +165,23 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   CUDA_GOTO(cudaMalloc(&d.q, nq * 2), fail);
   CUDA_GOTO(cudaMalloc(&d.k, nk * 2), fail);
   CUDA_GOTO(cudaMalloc(&d.v, nk * 2), fail);
-  if (fp8) {
-    CUDA_GOTO(cudaMalloc(&d.q8, nq), fail);
-    CUDA_GOTO(cudaMalloc(&d.k8, nk), fail);
-    CUDA_GOTO(cudaMalloc(&d.v8, nk), fail);
-  }
-  CUDA_GOTO(cudaMalloc((void **)&d.scales, 3 * sizeof(float)), fail);
-  CUDA_GOTO(cudaMalloc((void **)&d.amax, 3 * sizeof(unsigned)), fail);
-  CUDA_GOTO(cudaMalloc((void **)&d.k_mean, npooled * 4 + 4), fail);
-  CUDA_GOTO(cudaMalloc((void **)&d.v_mean, npooled * 4 + 4), fail);
-  CUDA_GOTO(cudaMalloc(&d.kbar, npooled * 2 + 4), fail);
-  CUDA_GOTO(cudaMalloc(&d.vbar, npooled * 2 + 4), fail);
-  CUDA_GOTO(cudaMalloc((void **)&d.index.scratch, sizeof(int) * (size_t)plan.capacity + 4), fail);
-  CUDA_GOTO(cudaMalloc((void **)&d.index.counts, sizeof(int) * (size_t)plan.nseg + 4), fail);
-  CUDA_GOTO(cudaMalloc((void **)&d.index.offsets, sizeof(int) * ((size_t)plan.nseg + 1)), fail);
-  CUDA_GOTO(cudaMalloc((void **)&d.index.indices, sizeof(int) * (size_t)plan.capacity + 4), fail);
-  CUDA_GOTO(cudaMalloc(&d.ws, d.ws_bytes + 16), fail);
-  CUDA_GOTO(cudaMalloc(&d.attend_ws, d.attend_ws_bytes + 16), fail);
   CUDA_GOTO(cudaMalloc(&d.o, nq * 2), fail);
+  CUDA_GOTO(cudaMalloc(&d.ws, d.ws_bytes), fail);
   CUDA_GOTO(cudaMalloc(&d.flush, FLUSH_BYTES), fail);
+  FP2_OR_FAIL(fp2_workspace_map(p, &plan, d.ws, d.ws_bytes, &d.w));
   if (operands_upload(d.q, pb->q, nq, 0, err) != 0 || operands_upload(d.k, pb->k, nk, 0, err) != 0 ||
       operands_upload(d.v, pb->v, nk, 0, err) != 0)
     goto fail;
   if (cfg->index) {
-    if (upload_index(cfg->index, &d.index, err) != 0) goto fail;
+    if (upload_index(cfg->index, &d.w.index, err) != 0) goto fail;
   } else if (forced) {
     csr_index c;
     ref_forced_index(pb, cfg->density, cfg->seed, &c);
-    int up = upload_index(&c, &d.index, err);
+    int up = upload_index(&c, &d.w.index, err);
     csr_free(&c);
     if (up) goto fail;
   }
-  for (int i = 0; i < 5; i++) CUDA_GOTO(cudaEventCreate(&ev[i]), fail);
+  for (int i = 0; i <= FP2_STAGES; i++) CUDA_GOTO(cudaEventCreate(&ev.at[i]), fail);
   out->on_gpu = 1;
   out->kernel = kernel_name(p->kernel);
   out->times.trials = trials;
@@ -234,30 +190,30 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   out->times.t_select = xcalloc((size_t)trials + 1, sizeof(double));
   out->times.t_attend = xcalloc((size_t)trials + 1, sizeof(double));
   for (int it = -1; it < trials; it++) { /* it = -1: warm-up, not recorded */
-    if (run_once(pb, p, cfg, &plan, &d, ev, forced, err) != 0) goto fail;
+    if (run_once(pb, p, cfg, &plan, &d, &ev, forced, err) != 0) goto fail;
     if (it < 0) continue;
-    float ms[4];
-    for (int s = 0; s < 4; s++) CUDA_GOTO(cudaEventElapsedTime(&ms[s], ev[s], ev[s + 1]), fail);
-    out->times.t_quant[it] = ms[0];
-    out->times.t_pool[it] = ms[1];
-    out->times.t_select[it] = ms[2];
-    out->times.t_attend[it] = ms[3];
+    float ms[FP2_STAGES];
+    for (int s = 0; s < FP2_STAGES; s++) CUDA_GOTO(cudaEventElapsedTime(&ms[s], ev.at[s], ev.at[s + 1]), fail);
+    out->times.t_quant[it] = ms[FP2_STAGE_QUANTIZE];
+    out->times.t_pool[it] = ms[FP2_STAGE_POOL];
+    out->times.t_select[it] = ms[FP2_STAGE_SELECT];
+    out->times.t_attend[it] = ms[FP2_STAGE_ATTEND];
   }
   out->times.ms_quant = stats_median(out->times.t_quant, trials);
   out->times.ms_pool = stats_median(out->times.t_pool, trials);
   out->times.ms_select = stats_median(out->times.t_select, trials);
   out->times.ms_attend = stats_median(out->times.t_attend, trials);
   out->max_blocks = plan.max_blocks;
-  if (download_index(&plan, &d.index, &out->index, err) != 0) goto fail;
+  if (download_index(&plan, &d.w.index, &out->index, err) != 0) goto fail;
   out->gpu.scales[0] = out->gpu.scales[1] = out->gpu.scales[2] = 1.0f;
-  if (fp8) CUDA_GOTO(cudaMemcpy(out->gpu.scales, d.scales, sizeof out->gpu.scales, cudaMemcpyDeviceToHost), fail);
+  if (fp8) CUDA_GOTO(cudaMemcpy(out->gpu.scales, d.w.scales, sizeof out->gpu.scales, cudaMemcpyDeviceToHost), fail);
   out->kbar_scale = out->gpu.scales[1];
   out->vbar_scale = out->gpu.scales[2];
   if (cfg->keep_outputs && keep_outputs(pb, &plan, &d, out, err) != 0) goto fail;
   rc = 0;
 fail:
-  for (int i = 0; i < 5; i++)
-    if (ev[i]) cudaEventDestroy(ev[i]);
+  for (int i = 0; i <= FP2_STAGES; i++)
+    if (ev.at[i]) cudaEventDestroy(ev.at[i]);
   free_buffers(&d);
   fp2_plan_destroy(&plan);
   if (rc != 0) pipeline_result_free(out);
