@@ -5,14 +5,15 @@
 # after the other, on the same inputs (fixed seeds), and a table of attention times and
 # rates ends the output. Each run's JSON goes to OUT_DIR.
 #
-#   kernels/compare.sh OUT_DIR [--kernel K] [--cases "L:DATA ..."] NAME=BIN [NAME=BIN ...]
+#   kernels/compare.sh OUT_DIR [--kernel K] [--dtype T] [--cases "L:DATA ..."] NAME=BIN [NAME=BIN ...]
 #
 # A case is a length and a source: dense (--density 1), llm (synth:llm) or nocorr (synth:llm
-# without correction). Default cases: 16k, 32k and 128k, dense and llm. Default kernel: sm90.
+# without correction). Default cases: 16k, 32k and 128k, dense and llm. Default kernel: sm90;
+# default dtype: bf16 (the check and every run take it).
 # Exit 0 when the candidate's check passed, 1 when it failed, 2 on bad arguments, 77 without
 # a GPU.
 set -u
-[ $# -ge 2 ] || { sed -n 2,14p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,15p "$0" >&2; exit 2; }
 out=$1
 shift
 case_args() { # case_args DATA: the options of a case's source
@@ -25,12 +26,13 @@ case_args() { # case_args DATA: the options of a case's source
 }
 
 kernel=sm90
+dtype=bf16
 cases="16k:dense 16k:llm 32k:dense 32k:llm 128k:dense 128k:llm"
 while [ $# -gt 0 ]; do
   case $1 in
-    --kernel | --cases)
+    --kernel | --dtype | --cases)
       [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
-      if [ "$1" = --kernel ]; then kernel=$2; else cases=$2; fi
+      case $1 in --kernel) kernel=$2 ;; --dtype) dtype=$2 ;; *) cases=$2 ;; esac
       shift 2
       ;;
     *=*) break ;;
@@ -48,7 +50,7 @@ cand_bin=${candidate#*=}
 gpu_slug "$cand_bin" >/dev/null || { echo "compare.sh: no GPU found: skipped" >&2; exit 77; }
 mkdir -p "$out"
 verdict=ok
-"$cand_bin" check --backend gpu --kernel "$kernel" --dtype bf16 --len 1k,2k+77,8k --rows 512 \
+"$cand_bin" check --backend gpu --kernel "$kernel" --dtype "$dtype" --len 1k,2k+77,8k --rows 512 \
   --out "$out/check-${candidate%%=*}.json" >"$out/check-${candidate%%=*}.log" 2>&1 || verdict="FAILED (see check-${candidate%%=*}.log)"
 echo "check of ${candidate%%=*}: $verdict"
 
@@ -61,7 +63,7 @@ for c in $cases; do
     name=${nb%%=*} bin=${nb#*=}
     json=$out/$name-$len-$data.json
     # shellcheck disable=SC2086
-    if "$bin" run --backend gpu --kernel "$kernel" --len "$len" $args --rows 16 --trials 5 --out "$json" \
+    if "$bin" run --backend gpu --kernel "$kernel" --dtype "$dtype" --len "$len" $args --rows 16 --trials 5 --out "$json" \
       >"$out/$name-$len-$data.log" 2>&1; then
       rows+=("$(python3 - "$json" "$name" "$len" "$data" <<'EOF'
 import json, sys
