@@ -81,7 +81,7 @@ case $stage in
     ;;
   baseline)
     step baseline "$bin" speedup --dtype both --len 16k,32k --peers none --trials 10 --out "$out/baseline-speedup.json"
-    step regress_same "$bin" regress --baseline "$out/baseline-speedup.json"
+    step regress_same "$bin" regress --baseline "$out/baseline-speedup.json" --out "$out/regress-same.json"
     ;;
   peers)
     [ -f .peers/build.sh ] || { echo "refresh.sh: no .peers/build.sh: run experiments/build_peers.sh assemble first" >&2; exit 2; }
