@@ -43,6 +43,12 @@ static void synthetic(void) {
   draw(b, 10, 10.0, 0.2, 8);
   draw(c, 10, 11.0, 0.2, 9);
   EXPECT(regress_timing(b, 10, c, 10, 0.03).v != VERDICT_SLOWER);
+  /* A 1.7 us kernel 10 % slower (H200, BF16 quantise): within the absolute floor, SAME. */
+  double tb[5] = {0.00166, 0.00166, 0.00167, 0.00166, 0.00166}, tc[5] = {0.00182, 0.00181, 0.00182, 0.00182, 0.00181};
+  EXPECT(regress_timing(tb, 5, tc, 5, 0.03).v == VERDICT_SAME);
+  /* The same 10 % on 0.1 ms is not: SLOWER. */
+  for (int i = 0; i < 5; i++) tb[i] *= 60, tc[i] *= 60;
+  EXPECT(regress_timing(tb, 5, tc, 5, 0.03).v == VERDICT_SLOWER);
   /* Too few trials: UNCLEAR even for a large change. */
   draw(b, 4, 10.0, 0.01, 10);
   draw(c, 4, 20.0, 0.01, 11);

@@ -99,9 +99,9 @@ int cmd_regress(int argc, char **argv) {
   int rc = cli_parse(argc, argv, "regress --baseline BASE.json [--candidate NEW.json] [options]",
                      "Compare every timing of a candidate result with a baseline of the same experiment,\n"
                      "GPU, driver and config. SLOWER only when the median change exceeds both --floor and\n"
-                     "the noise (relative IQR of the trials) and the candidate's best trial is slower\n"
-                     "than the baseline's upper quartile; fewer than 5 trials is UNCLEAR. Exit 1 on\n"
-                     "SLOWER, 2 when the results cannot be compared.",
+                     "the noise (relative IQR of the trials) and 2 us, and the candidate's best trial is\n"
+                     "slower than the baseline's upper quartile; fewer than 5 trials is UNCLEAR. Exit 1\n"
+                     "on SLOWER, 2 when the results cannot be compared.",
                      specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;
   if (!a.baseline) {

@@ -30,7 +30,7 @@ timing_diff regress_timing(const double *base, int nb, const double *cand, int n
   d.noise = fmax((qb3 - qb1) / d.base_median, (qc3 - qc1) / d.cand_median);
   if (nb < REGRESS_MIN_TRIALS || nc < REGRESS_MIN_TRIALS || !isfinite(d.change) || !isfinite(d.noise))
     d.v = VERDICT_UNCLEAR;
-  else if (fabs(d.change) <= fmax(floor, d.noise))
+  else if (fabs(d.change) <= fmax(floor, d.noise) || fabs(d.cand_median - d.base_median) <= REGRESS_ABS_FLOOR_MS)
     d.v = VERDICT_SAME;
   else if (d.change > 0 && stats_min(cand, nc) > qb3)
     d.v = VERDICT_SLOWER;

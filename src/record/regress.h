@@ -6,7 +6,9 @@
      noise  = the larger relative interquartile range, IQR / median, of b and c
    verdict:
      UNCLEAR  fewer than REGRESS_MIN_TRIALS trials on either side
-     SAME     |change| <= max(floor, noise)
+     SAME     |change| <= max(floor, noise), or the medians differ by at most
+              REGRESS_ABS_FLOOR_MS (a kernel of a few microseconds moves by more than 3 % with
+              the event timer's resolution and the launch's jitter alone)
      SLOWER   change beyond both, and even the candidate's best trial is slower than the
               baseline's upper quartile (min c > Q3 b)
      FASTER   the mirror image (max c < Q1 b)
@@ -17,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #define REGRESS_MIN_TRIALS 5
+#define REGRESS_ABS_FLOOR_MS 0.002 /* timings are in milliseconds */
 
 typedef enum { VERDICT_SAME, VERDICT_FASTER, VERDICT_SLOWER, VERDICT_UNCLEAR } verdict;
 
