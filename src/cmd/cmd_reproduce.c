@@ -75,7 +75,8 @@ static const step steps[] = {
      "mode chunk density index_ms attend_ms total_ms time_vs_one_pass",
      {"chunked", NULL}},
     {"hpc-ops", "Index size against HPC-Ops' dense mask, and sparse FP8 time per density (Fig. 5)",
-     "len forced_density density hpc_mask_bytes csr_bytes csr_saving index_alloc_bytes attend.median_ms",
+     "len forced_density density hpc_mask_bytes csr_bytes csr_saving attend.median_ms hpc.median_ms hpc_density "
+     "fpv2_kernel.median_ms speedup_hpc speedup_fpv2_kernel",
      {"hpc-compare", NULL}},
     {"hpc-ops-index-128k", "Index size at a density of 5% (Tab. 7's setting; counted on the cpu)",
      "len forced_density density hpc_mask_bytes csr_bytes csr_saving index_alloc_bytes",
