@@ -23,5 +23,8 @@ set style line 3 lc rgb "#2ca02c" lw 2 pt 9 ps 1.3
 set style line 4 lc rgb "#9467bd" lw 2 pt 11 ps 1.3
 set style line 5 lc rgb "#ff7f0e" lw 2 pt 13 ps 1.3
 set style line 6 lc rgb "#8c564b" lw 2 pt 15 ps 1.3
+set style line 7 lc rgb "#e377c2" lw 2 pt 4 ps 1.3
+set style line 8 lc rgb "#17becf" lw 2 pt 8 ps 1.3
+set style line 11 lc rgb "#bcbd22" lw 2 pt 12 ps 1.3
 set style line 9 lc rgb "#000000" lw 2 pt 6 ps 2
 set style line 10 lc rgb "#b8b8b8" lw 1 pt 1 ps 0.6
