@@ -67,7 +67,7 @@ static int run_singles(const experiment_run *x, const problem *pb, const pipelin
 static void print_row(FILE *f, const problem *pb, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
                       const pipeline_result *dense, double singles_ms) {
   const double total = total_ms(r);
-  fprintf(f, "%-5s %5d %8lld %8lld %7.2f%% %10.3f %10.3f %10.3f %11.4g %10.3f %8.2fx", dtype_name(dt), pb->batch,
+  fprintf(f, "%-5s %5d %8lld %8lld %7.2f%% %10.3f %10.3f %10.3f %11.0f %10.3f %8.2fx", dtype_name(dt), pb->batch,
           (long long)pb->total_q, (long long)pb->total_k, 100 * density_overall(d), index_ms(r), r->times.ms_attend,
           total, (double)pb->total_q / total * 1e3, dense->times.ms_attend, dense->times.ms_attend / total);
   if (singles_ms > 0)
