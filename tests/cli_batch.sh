@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Batches of mixed lengths and chunked requests (--requests) on the cpu backend: check passes
 # on one and records it; batch writes its JSON (tokens/s, the dense pass, each request alone),
-# says that cpu times mean nothing, runs a small mix without --requests, and refuses bad
-# input with one line and exit 2. tests/test_batch.c holds the batch to its requests alone.
+# says that cpu times mean nothing, runs a small mix without --requests, plots, and refuses
+# bad input with one line and exit 2. tests/test_batch.c holds the batch to its requests alone.
 # Usage: cli_batch.sh path/to/fp2bench
 set -u
 bin=$(realpath "$1")
@@ -53,10 +53,16 @@ for r in rows:
     assert abs(r["singles_total_ms"] - sum(q["alone_total_ms"] for q in each)) <= 1e-9 * r["singles_total_ms"], r
     assert abs(r["batch_vs_singles"] - r["singles_total_ms"] / r["total_ms"]) <= 1e-12, r
 PY
-"$bin" batch "${small[@]}" --no-singles >out.txt 2>err.txt || fail "batch without --requests failed: $(cat err.txt)"
+"$bin" batch "${small[@]}" --no-singles --out alone.json >out.txt 2>err.txt ||
+  fail "batch without --requests failed: $(cat err.txt)"
 grep -q "runs at a small size, --requests 1k,2x512,300,256/1k,128/700" err.txt ||
   fail "batch on the cpu does not say which small mix it runs: $(cat err.txt)"
 grep -q "^requests: 1k,2x512,300,256/1k,128/700$" out.txt || fail "batch's table does not name the mix: $(cat out.txt)"
+if command -v gnuplot >/dev/null 2>&1; then # plots/batch.gp, with and without the singles' bar
+  for r in batch alone; do
+    "$bin" plot $r.json -o $r.png >/dev/null 2>err.txt && [ -s $r.png ] || fail "plot of $r.json failed: $(cat err.txt)"
+  done
+fi
 "$bin" batch --help >out.txt 2>&1 || fail "batch --help failed"
 grep -q "128k,64k,32k,16k,2x8k,2x4k,8k/128k,8k/96k,8k/40k" out.txt || fail "batch --help has no default mix"
 "$bin" help | grep -q "^  batch " || fail "fp2bench help does not list batch"
