@@ -7,7 +7,8 @@ queries than keys), random bf16 inputs (normal, never all zeros), 32:8 and 24:8 
 not divide the 128-row tile), D = 128, the portable kernel and, on compute capability 9, the sm90
 one. Each case runs forward eagerly, then captures the same call under torch.cuda.graph with out
 and workspace preallocated, replays it on new inputs copied into the same tensors and checks the
-replay against the reference and, bit for bit, against an eager call on those inputs.
+replay against the reference and, bit for bit, against an eager call on those inputs; and that
+kernel='auto' gives the output of the kernel it should pick.
 Run from the repository root: FP2_LIB=build/libfp2.so python3 tests/gpu_binding.py
 Exit codes: 0 all passed, 1 a check failed, 77 no torch or no CUDA GPU."""
 import math
@@ -77,7 +78,7 @@ def check_close(o, ref, what):
     check(bool(torch.isfinite(o).all()) and not bool(bad.any()) and l2 <= L2_TOL, what, detail)
 
 
-def one_case(hq, hkv, kernel, seed):
+def one_case(hq, hkv, kernel, seed, is_auto):
     what = f"{hq}:{hkv} heads, kernel {kernel}"
     cu_q, cu_k = prefix(LQ), prefix(LK)
     opts = dict(alpha=0.0, kernel=kernel)
@@ -103,17 +104,22 @@ def one_case(hq, hkv, kernel, seed):
     torch.cuda.synchronize()
     check(torch.equal(o, again), f"{what}: graph replay = eager forward, bit for bit",
           f"max difference {(o.double() - again.double()).abs().max().item():.3g}")
+    if is_auto:
+        auto = fp2.forward(q2, k2, v2, cu_q, cu_k, alpha=0.0)
+        torch.cuda.synchronize()
+        check(torch.equal(auto, again), f"{what}: kernel 'auto' picks {kernel} (the same output, bit for bit)")
 
 
 def main():
     major = torch.cuda.get_device_capability()[0]
     print(f"gpu_binding: {torch.cuda.get_device_name()}, torch {torch.__version__}, library {fp2.library_path()}")
     kernels = ["portable", "sm90"] if major == 9 else ["portable"]
+    auto = kernels[-1]  # what kernel='auto' runs at D = 128, block and qtile 128
     seed = 1
     for kernel in kernels:
         for hq, hkv in ((32, 8), (24, 8)):
             try:
-                one_case(hq, hkv, kernel, seed)
+                one_case(hq, hkv, kernel, seed, kernel == auto)
             except Exception as e:  # one line, and the next case still runs
                 check(False, f"{hq}:{hkv} heads, kernel {kernel}", f"{type(e).__name__}: {e}")
             seed += 1
