@@ -126,7 +126,8 @@ typedef struct fp2_plan {
   int *seg_cap;          /* device [nseg+1]: each segment's slice of the scratch index */
 } fp2_plan;
 
-/* Refuses batches whose index would not fit 32-bit offsets. */
+/* Refuses batches whose index would not fit 32-bit offsets. Synchronous: the metadata is on
+   the device when it returns, for use on any stream (not inside a stream capture). */
 fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const int *lk, fp2_plan *plan);
 void fp2_plan_destroy(fp2_plan *plan);
 

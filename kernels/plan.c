@@ -13,6 +13,13 @@ static fp2_status upload(int **dst, const int *src, size_t n, const char *what) 
   return FP2_OK;
 }
 
+/* A copy from pageable memory may return before its DMA is done, and a caller's non-blocking
+   stream does not wait for the legacy stream: the plan is whole when fp2_plan_create returns. */
+static fp2_status uploads_done(void) {
+  FP2_CUDA("fp2_plan_create", cudaDeviceSynchronize());
+  return FP2_OK;
+}
+
 static int64_t plan_host(const fp2_params *p, int batch, const int *lq, const int *lk, int *cu_q, int *cu_k,
                          int *cu_tiles, int *cu_blocks, int *cu_chunks) {
   int64_t q = 0, k = 0, t = 0, b = 0, c = 0;
@@ -93,7 +100,7 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
       (st = upload(&plan->cu_blocks, cu_blocks, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->cu_chunks, cu_chunks, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->tile_seq, tile_seq, (size_t)total_tiles, "fp2_plan_create")) ||
-      (st = upload(&plan->seg_cap, seg_cap, (size_t)nseg + 1, "fp2_plan_create")))
+      (st = upload(&plan->seg_cap, seg_cap, (size_t)nseg + 1, "fp2_plan_create")) || (st = uploads_done()))
     fp2_plan_destroy(plan);
 done:
   free(cu);

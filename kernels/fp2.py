@@ -1,0 +1,384 @@
+"""fp2: the Python binding of the fp2 library (kernels/fp2.h), through ctypes: nothing is
+compiled at import, and import needs neither the library nor torch.
+
+The library: $FP2_LIB (a path to libfp2.so), else build/libfp2.so in the repository holding
+this file (where `bash tests/setup.sh` or `cmake --build build` puts it). It is loaded at the
+first call that needs it.
+
+    import fp2  # with kernels/ on sys.path
+    o = fp2.forward(q, k, v, cu_seqlens_q, cu_seqlens_k, alpha=0.1)
+
+q is bf16 [total_q, Hq, D], k and v bf16 [total_k, Hkv, D], contiguous, on one CUDA device
+(torch tensors, or objects with __cuda_array_interface__ whose typestr is '<V2' for bf16, as
+ml_dtypes names it). cu_seqlens_q and cu_seqlens_k are the host-side prefix sums
+[0, L(0), L(0) + L(1), ...] of the requests' query and key counts (a list, tuple or CPU
+tensor: reading a device tensor would synchronise, which a graph capture forbids). Request
+b's queries are the last L_q(b) of its L_k(b) positions, causal against all L_k(b) keys:
+L_q < L_k is a chunk of a prefill, L_q = L_k a whole prompt (kernels/README.md).
+
+The plan (the batch's device metadata, fp2_plan) is cached per device, shape, lengths and
+options; creating one allocates and synchronises, so it happens at the first call of each.
+To capture a call in a CUDA graph (torch.cuda.graph):
+
+    ws = torch.empty(fp2.workspace_bytes(q, k, v, cu_q, cu_k, **options), dtype=torch.uint8,
+                     device=q.device)
+    o = torch.empty_like(q)
+    fp2.forward(q, k, v, cu_q, cu_k, out=o, workspace=ws, **options)  # plan, kernel modules
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fp2.forward(q, k, v, cu_q, cu_k, out=o, workspace=ws, **options)
+    # copy new inputs into q, k, v; g.replay() writes o
+
+With out and workspace given and the plan cached, forward allocates nothing and never
+synchronises. The captured graph uses the cached plan: call clear_plans() only when no graph
+that replays one is left.
+"""
+import contextlib
+import ctypes
+import math
+import os
+import sys
+
+BF16, FP8 = 0, 1
+KERNEL_PORTABLE, KERNEL_SM90 = 0, 1
+OK, ERR_ARG, ERR_CUDA, ERR_UNSUPPORTED = 0, 1, 2, 3
+STAGES = 4
+
+_DTYPES = {"bf16": BF16, "fp8": FP8}
+_KERNELS = ("auto", "portable", "sm90")
+_ALIGN_INPUT, _ALIGN_WORKSPACE = 16, 256  # fp2.h: q, k, v 16-byte aligned; the workspace 256
+
+
+class Params(ctypes.Structure):
+    """fp2_params."""
+    _fields_ = [("hq", ctypes.c_int), ("hkv", ctypes.c_int), ("dim", ctypes.c_int), ("block", ctypes.c_int),
+                ("qtile", ctypes.c_int), ("alpha", ctypes.c_float), ("sink", ctypes.c_int),
+                ("window", ctypes.c_int), ("recent", ctypes.c_int), ("correction", ctypes.c_int),
+                ("dtype", ctypes.c_int), ("kernel", ctypes.c_int)]
+
+
+_int_p = ctypes.POINTER(ctypes.c_int)
+
+
+class Plan(ctypes.Structure):
+    """fp2_plan."""
+    _fields_ = [("batch", ctypes.c_int), ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
+                ("total_tiles", ctypes.c_int), ("total_blocks", ctypes.c_int), ("nseg", ctypes.c_int),
+                ("max_blocks", ctypes.c_int), ("capacity", ctypes.c_int), ("total_chunks", ctypes.c_int),
+                ("cu_q", _int_p), ("cu_k", _int_p), ("cu_tiles", _int_p), ("cu_blocks", _int_p),
+                ("cu_chunks", _int_p), ("tile_seq", _int_p), ("seg_cap", _int_p)]
+
+
+class StageEvents(ctypes.Structure):
+    """fp2_stage_events (cudaEvent_t at[FP2_STAGES + 1])."""
+    _fields_ = [("at", ctypes.c_void_p * (STAGES + 1))]
+
+
+class Inputs(ctypes.Structure):
+    """fp2_inputs."""
+    _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+                ("offsets", _int_p), ("indices", _int_p), ("events", ctypes.POINTER(StageEvents))]
+
+
+# The C names of the mirrors, for the layout test (tests/test_binding.py).
+STRUCTS = {"fp2_params": Params, "fp2_plan": Plan, "fp2_stage_events": StageEvents, "fp2_inputs": Inputs}
+
+
+class Error(Exception):
+    """A library call failed: status is the fp2_status, the text fp2_error_message()."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+class ArgumentError(Error, ValueError):
+    """FP2_ERR_ARG: an argument the library cannot accept."""
+
+
+class CudaError(Error, RuntimeError):
+    """FP2_ERR_CUDA, or a CUDA runtime call of this module, failed."""
+
+
+class UnsupportedError(Error, NotImplementedError):
+    """FP2_ERR_UNSUPPORTED: valid, but not implemented for this shape or GPU."""
+
+
+_ERRORS = {ERR_ARG: ArgumentError, ERR_CUDA: CudaError, ERR_UNSUPPORTED: UnsupportedError}
+
+_lib_handle = None
+
+
+def library_path():
+    """$FP2_LIB, else build/libfp2.so in the repository holding this file."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.environ.get("FP2_LIB") or os.path.join(os.path.dirname(here), "build", "libfp2.so")
+
+
+def _lib():
+    global _lib_handle
+    if _lib_handle is None:
+        path = library_path()
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise OSError(f"fp2: cannot load '{path}' (set FP2_LIB to libfp2.so): {e}") from None
+        P, c_int, c_void_p, c_size_t = ctypes.POINTER, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t
+        lib.fp2_error_message.restype = ctypes.c_char_p
+        lib.fp2_error_message.argtypes = []
+        lib.fp2_plan_create.argtypes = [P(Params), c_int, P(c_int), P(c_int), P(Plan)]
+        lib.fp2_plan_destroy.restype = None
+        lib.fp2_plan_destroy.argtypes = [P(Plan)]
+        lib.fp2_sm90_supports_shape.argtypes = [P(Params)]
+        lib.fp2_workspace_bytes.restype = c_size_t
+        lib.fp2_workspace_bytes.argtypes = [P(Params), P(Plan)]
+        lib.fp2_forward.argtypes = [P(Params), P(Plan), P(Inputs), c_void_p, c_size_t, c_void_p]
+        # cudart, through the library that links it: the device's compute capability, and a
+        # synchronisation after a plan is created.
+        lib.cudaGetErrorString.restype = ctypes.c_char_p
+        lib.cudaGetErrorString.argtypes = [c_int]
+        lib.cudaGetDevice.argtypes = [P(c_int)]
+        lib.cudaDeviceGetAttribute.argtypes = [P(c_int), c_int, c_int]
+        lib.cudaDeviceSynchronize.argtypes = []
+        _lib_handle = lib
+    return _lib_handle
+
+
+def _check(status):
+    """Raises the exception of a failed fp2_status, with fp2_error_message()."""
+    if status != OK:
+        cls = _ERRORS.get(status, Error)
+        raise cls(status, _lib().fp2_error_message().decode(errors="replace"))
+
+
+def _cuda(name, *args):
+    err = getattr(_lib(), name)(*args)
+    if err != 0:
+        raise CudaError(ERR_CUDA, f"{name}: {_lib().cudaGetErrorString(err).decode(errors='replace')}")
+
+
+class _Array:
+    """What forward needs of a tensor: its pointer, shape, element type, device (None when the
+    interface does not say) and whether it is C-contiguous."""
+
+    def __init__(self, ptr, shape, dtype, device, contiguous):
+        self.ptr, self.shape, self.dtype, self.device, self.contiguous = ptr, shape, dtype, device, contiguous
+
+
+_TYPESTRS = {"<V2": "bf16", "|u1": "uint8", "<i4": "int32", "<f2": "float16", "<f4": "float32"}
+
+
+def _array(x, name):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        if not x.is_cuda:
+            raise ValueError(f"fp2: {name} must be on a CUDA device, not '{x.device}'")
+        dtype = {torch.bfloat16: "bf16", torch.uint8: "uint8"}.get(x.dtype, str(x.dtype).replace("torch.", ""))
+        return _Array(x.data_ptr(), tuple(x.shape), dtype, x.device.index, x.is_contiguous())
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is None:
+        raise TypeError(f"fp2: {name} must be a CUDA torch tensor or have __cuda_array_interface__, "
+                        f"not {type(x).__name__}")
+    shape, typestr = tuple(cai["shape"]), cai["typestr"]
+    strides = cai.get("strides")
+    itemsize = int(typestr[2:])
+    c_strides = tuple(itemsize * math.prod(shape[i + 1:]) for i in range(len(shape)))
+    contiguous = strides is None or tuple(strides) == c_strides
+    return _Array(cai["data"][0], shape, _TYPESTRS.get(typestr, typestr), None, contiguous)
+
+
+def _need(array, name, dtype, shape):
+    """Checks dtype, shape (None: any extent) and contiguity; returns array."""
+    if array.dtype != dtype:
+        raise TypeError(f"fp2: {name} must be {dtype}, not {array.dtype}")
+    if len(array.shape) != len(shape) or any(w is not None and w != s for s, w in zip(array.shape, shape)):
+        want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
+        raise ValueError(f"fp2: {name} has shape {list(array.shape)}, expected {want}")
+    if not array.contiguous:
+        raise ValueError(f"fp2: {name} must be contiguous")
+    return array
+
+
+def _lengths(cu, name, total):
+    """The per-request lengths of host-side prefix sums ending at total."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(cu, torch.Tensor):
+        if cu.is_cuda:
+            raise ValueError(f"fp2: {name} must be on the host (a list or a CPU tensor): reading a CUDA "
+                             f"tensor would synchronise")
+        cu = cu.tolist()
+    elif hasattr(cu, "__cuda_array_interface__"):
+        raise ValueError(f"fp2: {name} must be on the host (a list or a CPU tensor), not device memory")
+    cu = [int(c) for c in cu]
+    if len(cu) < 2 or cu[0] != 0:
+        raise ValueError(f"fp2: {name} must start at 0 and hold batch + 1 offsets, got {cu}")
+    if cu[-1] != total:
+        raise ValueError(f"fp2: {name} ends at {cu[-1]}, but the tensor has {total} rows")
+    lengths = tuple(b - a for a, b in zip(cu, cu[1:]))
+    for b, n in enumerate(lengths):
+        if n <= 0:
+            raise ValueError(f"fp2: {name}: request {b} has {n} rows (each needs at least one)")
+    return lengths
+
+
+def _options(dtype="bf16", alpha=0.1, block=128, qtile=128, sink=2, window=4, recent=2, correction=True,
+             kernel="auto"):
+    """forward's options, checked, as a hashable tuple in this order (the plan cache's key)."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"fp2: dtype must be one of {sorted(_DTYPES)}, not {dtype!r}")
+    if kernel not in _KERNELS:
+        raise ValueError(f"fp2: kernel must be one of {list(_KERNELS)}, not {kernel!r}")
+    if not (math.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"fp2: alpha must be finite and >= 0, not {alpha}")
+    for name, value, least in (("block", block, 1), ("qtile", qtile, 1), ("sink", sink, 0), ("window", window, 0),
+                               ("recent", recent, 0)):
+        if not isinstance(value, int) or value < least:
+            raise ValueError(f"fp2: {name} must be an integer >= {least}, not {value!r}")
+    return (dtype, float(alpha), block, qtile, sink, window, recent, bool(correction), kernel)
+
+
+class _Entry:
+    """A cached plan: the params it was made for (kernel resolved), the plan, its workspace size."""
+
+    def __init__(self, params, plan, workspace_bytes):
+        self.params, self.plan, self.workspace_bytes = params, plan, workspace_bytes
+
+
+_plans = {}
+
+
+def _device(device):
+    """A context on the tensors' device (torch's), or none when the interface does not say."""
+    torch = sys.modules.get("torch")
+    if torch is not None and device is not None:
+        return torch.cuda.device(device)
+    return contextlib.nullcontext()
+
+
+def _entry(key):
+    """The cached plan of key (_inputs'), created at its first use."""
+    entry = _plans.get(key)
+    if entry is not None:
+        return entry
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("fp2: no plan for these shapes, lengths and options yet, and creating one allocates: "
+                           "call forward (or workspace_bytes) once before capturing")
+    device, hq, hkv, dim, options, lq, lk = key
+    dtype, alpha, block, qtile, sink, window, recent, correction, kernel = options
+    p = Params(hq=hq, hkv=hkv, dim=dim, block=block, qtile=qtile, alpha=alpha, sink=sink, window=window,
+               recent=recent, correction=int(correction), dtype=_DTYPES[dtype],
+               kernel=KERNEL_SM90 if kernel == "sm90" else KERNEL_PORTABLE)
+    lib = _lib()
+    batch = len(lq)
+    plan = Plan()
+    with _device(device):
+        if kernel == "auto":  # as fp2bench's --kernel auto: sm90 on compute capability 9 where it takes the shape
+            dev, major = ctypes.c_int(), ctypes.c_int()
+            _cuda("cudaGetDevice", ctypes.byref(dev))
+            _cuda("cudaDeviceGetAttribute", ctypes.byref(major), 75, dev)  # cudaDevAttrComputeCapabilityMajor
+            if major.value == 9 and lib.fp2_sm90_supports_shape(ctypes.byref(p)) == OK:
+                p.kernel = KERNEL_SM90
+        _check(lib.fp2_plan_create(ctypes.byref(p), batch, (ctypes.c_int * batch)(*lq),
+                                   (ctypes.c_int * batch)(*lk), ctypes.byref(plan)))
+        # fp2_plan_create copies on the legacy stream, which a non-blocking stream does not wait for.
+        _cuda("cudaDeviceSynchronize")
+    entry = _plans[key] = _Entry(p, plan, lib.fp2_workspace_bytes(ctypes.byref(p), ctypes.byref(plan)))
+    return entry
+
+
+def _same_device(arrays, names):
+    devices = {a.device for a in arrays} - {None}
+    if len(devices) > 1:
+        raise ValueError(f"fp2: {names} are on different devices ({sorted(devices)})")
+
+
+def _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options):
+    """The checked arrays of q, k, v and the key of their plan."""
+    qa, ka, va = _array(q, "q"), _array(k, "k"), _array(v, "v")
+    _need(qa, "q", "bf16", (None, None, None))
+    total_q, hq, dim = qa.shape
+    _need(ka, "k", "bf16", (None, None, dim))
+    total_k, hkv, _ = ka.shape
+    _need(va, "v", "bf16", ka.shape)
+    if hkv == 0 or hq % hkv != 0:
+        raise ValueError(f"fp2: {hq} query heads are not a multiple of {hkv} KV heads")
+    for a, name in ((qa, "q"), (ka, "k"), (va, "v")):
+        if a.ptr % _ALIGN_INPUT != 0:
+            raise ValueError(f"fp2: {name} must be {_ALIGN_INPUT}-byte aligned")
+    _same_device((qa, ka, va), "q, k and v")
+    lq = _lengths(cu_seqlens_q, "cu_seqlens_q", total_q)
+    lk = _lengths(cu_seqlens_k, "cu_seqlens_k", total_k)
+    if len(lq) != len(lk):
+        raise ValueError(f"fp2: cu_seqlens_q has {len(lq)} requests, cu_seqlens_k {len(lk)}")
+    for b, (nq, nk) in enumerate(zip(lq, lk)):
+        if nq > nk:
+            raise ValueError(f"fp2: request {b} has {nq} queries but {nk} keys (L_q <= L_k: its queries are the "
+                             f"last of its positions)")
+    return qa, ka, va, (qa.device, hq, hkv, dim, _options(**options), lq, lk)
+
+
+def workspace_bytes(q, k, v, cu_seqlens_q, cu_seqlens_k, **options):
+    """Bytes of workspace forward needs for these tensors, lengths and options (creating and
+    caching the plan): preallocate it as a uint8 CUDA tensor of this many bytes."""
+    return _entry(_inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options)[3]).workspace_bytes
+
+
+def clear_plans():
+    """Frees every cached plan (a synchronising cudaFree each). A graph captured with one must not
+    be replayed after this."""
+    for key, entry in list(_plans.items()):
+        with _device(key[0]):
+            _lib().fp2_plan_destroy(ctypes.byref(entry.plan))
+        del _plans[key]
+
+
+def _stream_handle(stream, device):
+    if stream is None:
+        torch = sys.modules.get("torch")
+        return torch.cuda.current_stream(device).cuda_stream if torch is not None else 0
+    return getattr(stream, "cuda_stream", stream)
+
+
+def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, out=None, workspace=None, stream=None, **options):
+    """Block-sparse prefill attention over a batch (fp2_forward): returns o, bf16 like q.
+
+    q [total_q, Hq, D], k and v [total_k, Hkv, D] bf16; cu_seqlens_q, cu_seqlens_k host prefix
+    sums (see the module's doc). Options, with fp2bench's defaults: dtype 'bf16' or 'fp8' (the
+    precision of the pass; the inputs are bf16 either way), alpha 0.1 (keep a block whose energy
+    is at least alpha times the tile's largest; 0 keeps every causal block: dense attention),
+    block 128, qtile 128, sink 2 and window 4 (blocks always kept), recent 2 (tail tiles that
+    keep every causal block), correction True (pooled virtual keys for unselected blocks),
+    kernel 'auto' (sm90 on a compute capability 9.x GPU where it takes the shape, else
+    'portable'), or 'portable' or 'sm90'.
+    out: a bf16 tensor shaped like q (allocated when None); workspace: a uint8 CUDA tensor of
+    at least workspace_bytes(...) bytes, 256-byte aligned (allocated when None); stream: a
+    torch.cuda.Stream or a cudaStream_t as an int (None: torch's current stream, or the legacy
+    default stream without torch). Errors in the arguments raise ValueError or TypeError before
+    any CUDA work; the library's failures raise Error's subclasses with its message."""
+    qa, ka, va, key = _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options)
+    torch = sys.modules.get("torch")
+    is_torch = torch is not None and isinstance(q, torch.Tensor)
+    if not is_torch and (out is None or workspace is None):
+        raise TypeError("fp2: out and workspace must be given for arrays that are not torch tensors")
+    # The given out and workspace are checked before the plan, which a first call creates.
+    oa = None if out is None else _need(_array(out, "out"), "out", "bf16", qa.shape)
+    wa = None if workspace is None else _need(_array(workspace, "workspace"), "workspace", "uint8", (None,))
+    if wa is not None and wa.ptr % _ALIGN_WORKSPACE != 0:
+        raise ValueError(f"fp2: workspace must be {_ALIGN_WORKSPACE}-byte aligned")
+    _same_device([a for a in (qa, oa, wa) if a is not None], "q, out and workspace")
+    entry = _entry(key)
+    if out is None:
+        out = torch.empty_like(q)
+        oa = _array(out, "out")
+    if workspace is None:
+        workspace = torch.empty(entry.workspace_bytes, dtype=torch.uint8, device=q.device)
+        wa = _array(workspace, "workspace")
+    if wa.shape[0] < entry.workspace_bytes:
+        raise ValueError(f"fp2: workspace of {wa.shape[0]} bytes, {entry.workspace_bytes} needed")
+    inputs = Inputs(q=qa.ptr, k=ka.ptr, v=va.ptr, o=oa.ptr)
+    with _device(qa.device):
+        handle = _stream_handle(stream, qa.device)
+        _check(_lib().fp2_forward(ctypes.byref(entry.params), ctypes.byref(entry.plan), ctypes.byref(inputs),
+                                  wa.ptr, wa.shape[0], handle))
+    return out
