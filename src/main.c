@@ -19,6 +19,7 @@ static const struct cmd {
     {"correction", cmd_correction, "cost of the mean correction against sparsity (Fig. 6)"},
     {"breakdown", cmd_breakdown, "time of each stage of the sparse pass per length"},
     {"chunked", cmd_chunked, "chunked prefill: the index re-run per chunk against one pass (Tab. 6)"},
+    {"batch", cmd_batch, "continuous batching: a mix of whole prompts and chunks in one pass, tokens/s"},
     {"hpc-compare", cmd_hpc_compare, "our CSR index against HPC-Ops' dense mask, and sparse time per density (Fig. 5, Tab. 7)"},
     {"reproduce", cmd_reproduce, "every experiment into results/<gpu>/ with plots and REPORT.md"},
     {"check", cmd_check, "compare a backend with the fp64 oracle on fresh random inputs"},

@@ -64,6 +64,12 @@ for cmd in ex*.cmd; do
     # A report of named lines (info describes this machine, run's numbers vary): the same names.
     " info "*) run_doc README.md 0 "${args[@]}" && same_fields "$want" "${args[@]}" ;;
     " run "*) run_doc README.md 0 "${args[@]}" "${small[@]}" && same_fields "$want" "${args[@]}" ;;
+    # Small as shown (batch takes --requests, not --len): the same two header lines.
+    " batch "*)
+      if run_doc README.md 0 "${args[@]}"; then
+        [ "$(head -2 got.txt | tr -s ' ')" = "$(head -2 "$want" | tr -s ' ')" ] ||
+          fail "README.md: 'fp2bench ${args[*]}' begins '$(head -2 got.txt)', not as the README shows"
+      fi ;;
     # A table: the same header.
     *)
       if run_doc README.md 0 "${args[@]}" "${small[@]}"; then

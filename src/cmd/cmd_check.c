@@ -18,9 +18,10 @@ typedef struct check_opts {
   int show;
 } check_opts;
 
-/* One point of the grid. */
+/* One point of the grid: one length (of --batch equal sequences), or the batch of --requests. */
 typedef struct check_case {
   int64_t len;
+  const request_list *requests; /* NULL: len */
   int hq, hkv;
   const char *data;
   fp2_dtype dtype;
@@ -61,6 +62,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   fp2_opts o = a->o;
   o.shape.lens.n = 1;
   o.shape.lens.v[0] = c->len;
+  if (!c->requests) o.shape.requests.n = 0;
   o.shape.hq = c->hq;
   o.shape.hkv = c->hkv;
   o.shape.dtype = c->dtype;
@@ -77,7 +79,9 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
     return;
   }
   problem_prepare(&pb, 1);
-  int max_rows = a->rows > 0 ? a->rows : (c->len <= 8192 ? (int)(pb.total_q * pb.p.hq) : 4096);
+  /* A long case, or a batch of many queries, is compared on sampled rows and tiles. */
+  const int64_t size = c->requests ? pb.total_q : c->len;
+  int max_rows = a->rows > 0 ? a->rows : (size <= 8192 ? (int)(pb.total_q * pb.p.hq) : 4096);
   row_sample rows;
   sample_rows(&pb, max_rows, seed, &rows);
   pipeline_config cfg = {.density = -1, .seed = seed, .attend = 1, .rows = &rows, .keep_outputs = 1,
@@ -98,7 +102,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
     kbar_ref_scale = r.kbar_scale;
     res->operand_mismatches = compare_operands(&pb, &r.gpu);
     res->pooled_error = check_pooled(&pb, r.k_mean, r.v_mean);
-    if (c->len > 8192) {
+    if (size > 8192) {
       free(r.index.evaluated);
       r.index.evaluated = sample_tiles(&pb, 64, seed);
     }
@@ -127,15 +131,23 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
 }
 
 static void print_case(FILE *f, const check_case *c, const case_result *r) {
-  fprintf(f, "%7lld %5d:%-2d %-12s %-4s %-4s %8lld %6lld %9.2g %5lld %7d %9.3g %9.3g %9.3g  %s\n", (long long)c->len,
-          c->hq, c->hkv, c->data, dtype_name(c->dtype), c->correction ? "on" : "off",
+  char len[24];
+  if (c->requests)
+    snprintf(len, sizeof len, "batch");
+  else
+    snprintf(len, sizeof len, "%lld", (long long)c->len);
+  fprintf(f, "%7s %5d:%-2d %-12s %-4s %-4s %8lld %6lld %9.2g %5lld %7d %9.3g %9.3g %9.3g  %s\n", len, c->hq, c->hkv,
+          c->data, dtype_name(c->dtype), c->correction ? "on" : "off",
           (long long)r->index.blocks, (long long)r->index.flips, r->index.worst_flip, (long long)r->index.mismatches,
           r->out.rows, r->out.err, r->out.bound, r->out.rel_l2, r->ok ? "ok" : "FAIL");
 }
 
 static void add_row(report *rep, const check_case *c, const case_result *r) {
   cJSON *row = report_add_row(rep);
-  report_put_number(row, "len", (double)c->len);
+  if (c->requests)
+    report_put(row, "requests", experiment_requests_json(c->requests));
+  else
+    report_put_number(row, "len", (double)c->len);
   report_put_number(row, "hq", c->hq);
   report_put_number(row, "hkv", c->hkv);
   report_put_string(row, "data", c->data);
@@ -188,11 +200,11 @@ static const experiment_cmd check_cmd = {
     .name = "check",
     .usage = "check [options]",
     .summary = "Compare a backend with the fp64 oracle on fresh random inputs over a grid:\n"
-               "lengths (--len), groups g = 1, 4, 8 (or --heads), synth:random and synth:llm\n"
-               "(or --data), bf16 and fp8 (or --dtype), correction on and off (or\n"
-               "--no-correction). The index must match but for near-threshold flips; outputs\n"
-               "must stay within 2x the error of the oracle emulating the kernels' rounding\n"
-               "plus 1/256. Exit 1 on any mismatch.",
+               "lengths (--len) and a batch of mixed lengths and chunked requests (--requests),\n"
+               "groups g = 1, 4, 8 (or --heads), synth:random and synth:llm (or --data), bf16\n"
+               "and fp8 (or --dtype), correction on and off (or --no-correction). The index\n"
+               "must match but for near-threshold flips; outputs must stay within 2x the error\n"
+               "of the oracle emulating the kernels' rounding plus 1/256. Exit 1 on any mismatch.",
     .check = check_args,
 };
 
@@ -201,6 +213,7 @@ int cmd_check(int argc, char **argv) {
   opts_defaults(&a.o);
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
+      OPT_REQUESTS(&a.o, "also check this batch (alone unless --len is given)"),
       {"--rows", OPT_INT, &a.rows, "N", "output rows compared per case (0: all up to 8K, else 4096 sampled)"},
       {"--flip-tol", OPT_DOUBLE, &a.flip_tol, "X", "relative distance to the threshold of a tolerated flip (0: default)"},
       {"--show", OPT_INT, &a.show, "N", "mismatches printed per case"},
@@ -209,7 +222,9 @@ int cmd_check(int argc, char **argv) {
   int backend;
   int rc = experiment_start(&check_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);
   if (rc != EXPERIMENT_GO) return rc;
-  if (!a.o.given.len && backend == BACKEND_GPU) {
+  if (!a.o.given.len && a.o.shape.requests.n) {
+    a.o.shape.lens.n = 0; /* the batch alone */
+  } else if (!a.o.given.len && backend == BACKEND_GPU) {
     static const int64_t gpu_lens[] = {1024, 4096, 4096 + 77, 16384, 65536, 131072};
     a.o.shape.lens.n = 6;
     memcpy(a.o.shape.lens.v, gpu_lens, sizeof gpu_lens);
@@ -225,15 +240,24 @@ int cmd_check(int argc, char **argv) {
     experiment_config(report_config(rep), &a.o, &src, backend == BACKEND_GPU ? "gpu" : "cpu");
     config_grid(rep, &a.o, backend);
   }
+  if (a.o.shape.requests.n) {
+    char spec[4096];
+    requests_format(spec, sizeof spec, &a.o.shape.requests);
+    fprintf(txt, "batch: %d requests, %lld queries, %lld keys: %s\n", a.o.shape.requests.n,
+            (long long)requests_total_q(&a.o.shape.requests), (long long)requests_total_k(&a.o.shape.requests), spec);
+  }
   fprintf(txt, "%7s %8s %-12s %-4s %-4s %8s %6s %9s %5s %7s %9s %9s %9s  %s\n", "len", "heads", "data", "type",
           "corr", "blocks", "flips", "worst", "mism", "rows", "max err", "bound", "rel L2", "verdict");
   int ncases = 0, nfailed = 0;
-  for (int li = 0; li < a.o.shape.lens.n; li++)
+  const int nlens = a.o.shape.lens.n + (a.o.shape.requests.n > 0); /* the batch comes last */
+  for (int li = 0; li < nlens; li++)
     for (int gi = 0; gi < (a.o.given.heads ? 1 : 3); gi++)
       for (int si = 0; si < (a.o.given.data ? 1 : 2); si++)
         for (int di = 0; di < (a.o.given.dtype ? 1 : 2); di++)
           for (int ci = 0; ci < (a.o.given.correction ? 1 : 2); ci++) {
-            check_case c = {.len = a.o.shape.lens.v[li],
+            const int is_batch = li == a.o.shape.lens.n;
+            check_case c = {.len = is_batch ? 0 : a.o.shape.lens.v[li],
+                            .requests = is_batch ? &a.o.shape.requests : NULL,
                             .hq = a.o.given.heads ? a.o.shape.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
                             .hkv = a.o.given.heads ? a.o.shape.hkv : (backend == BACKEND_GPU ? 8 : 1),
                             .data = a.o.given.data ? a.o.input.data : grid_sources[si],

@@ -14,6 +14,7 @@ int cmd_sweep_alpha(int argc, char **argv);
 int cmd_correction(int argc, char **argv);
 int cmd_breakdown(int argc, char **argv);
 int cmd_chunked(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 int cmd_hpc_compare(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 

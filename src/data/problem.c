@@ -48,14 +48,23 @@ void problem_init(problem *pb, const fp2_params *p, int batch, const int *lq, co
   pb->v = xmalloc(sizeof(float) * (size_t)pb->total_k * (size_t)p->hkv * (size_t)p->dim);
 }
 
-void problem_chunk(const problem *full, int first, int count, problem *out) {
-  int lk = first + count;
-  problem_geometry(out, &full->p, 1, &count, &lk);
-  out->kernel_auto = full->kernel_auto;
+/* One sequence of lq queries from row q_row of src and lk keys from row k_row, borrowing
+   src's source tensors. */
+static void problem_borrow(const problem *src, int64_t q_row, int64_t k_row, int lq, int lk, problem *out) {
+  problem_geometry(out, &src->p, 1, &lq, &lk);
+  out->kernel_auto = src->kernel_auto;
   out->borrowed = 1;
-  out->q = full->q + (size_t)first * full->p.hq * full->p.dim;
-  out->k = full->k;
-  out->v = full->v;
+  out->q = src->q + (size_t)q_row * src->p.hq * src->p.dim;
+  out->k = src->k + (size_t)k_row * src->p.hkv * src->p.dim;
+  out->v = src->v + (size_t)k_row * src->p.hkv * src->p.dim;
+}
+
+void problem_chunk(const problem *full, int first, int count, problem *out) {
+  problem_borrow(full, first, 0, count, first + count, out);
+}
+
+void problem_request(const problem *batch, int b, problem *out) {
+  problem_borrow(batch, batch->cu_q[b], batch->cu_k[b], batch->lq[b], batch->lk[b], out);
 }
 
 static void free_operands(problem *pb) {

@@ -53,6 +53,10 @@ void problem_free(problem *pb);
    it); problem_prepare then gives it its own operands. */
 void problem_chunk(const problem *full, int first, int count, problem *out);
 
+/* Request b of a batch as a problem of its own (a batch of one), borrowing the batch's source
+   tensors (the batch must outlive it); problem_prepare then gives it its own operands. */
+void problem_request(const problem *batch, int b, problem *out);
+
 /* Segments (batch, KV head, tile) of the index. */
 static inline int problem_num_segments(const problem *pb) { return pb->p.hkv * pb->cu_tiles[pb->batch]; }
 static inline int problem_segment(const problem *pb, int b, int h, int t) {

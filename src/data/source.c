@@ -41,8 +41,9 @@ const char *source_name(const data_source *src) {
 }
 
 /* The one place a problem takes the request's kernel choice. */
-static void init_problem(const source_request *rq, const fp2_params *p, int batch, const int *lens, problem *pb) {
-  problem_init(pb, p, batch, lens, lens);
+static void init_problem(const source_request *rq, const fp2_params *p, int batch, const int *lq, const int *lk,
+                         problem *pb) {
+  problem_init(pb, p, batch, lq, lk);
   pb->kernel_auto = rq->kernel_auto;
 }
 
@@ -53,7 +54,7 @@ static int build_from_file(const data_source *src, const source_request *rq, pro
   p.hq = f.hq;
   p.hkv = f.hkv;
   p.dim = f.dim;
-  init_problem(rq, &p, 1, &f.len, pb);
+  init_problem(rq, &p, 1, &f.len, &f.len, pb);
   memcpy(pb->q, f.q, sizeof(float) * (size_t)f.len * f.hq * f.dim);
   memcpy(pb->k, f.k, sizeof(float) * (size_t)f.len * f.hkv * f.dim);
   memcpy(pb->v, f.v, sizeof(float) * (size_t)f.len * f.hkv * f.dim);
@@ -62,10 +63,15 @@ static int build_from_file(const data_source *src, const source_request *rq, pro
 }
 
 void source_shape(const source_request *rq, problem *pb) {
-  int *lens = xmalloc(sizeof(int) * (size_t)rq->batch);
-  for (int b = 0; b < rq->batch; b++) lens[b] = (int)rq->len;
-  init_problem(rq, &rq->p, rq->batch, lens, pb);
-  free(lens);
+  const int batch = rq->requests ? rq->requests->n : rq->batch;
+  int *lq = xmalloc(sizeof(int) * (size_t)batch), *lk = xmalloc(sizeof(int) * (size_t)batch);
+  for (int b = 0; b < batch; b++) {
+    lq[b] = (int)(rq->requests ? rq->requests->lq[b] : rq->len);
+    lk[b] = (int)(rq->requests ? rq->requests->lk[b] : rq->len);
+  }
+  init_problem(rq, &rq->p, batch, lq, lk, pb);
+  free(lq);
+  free(lk);
 }
 
 int source_build(const data_source *src, const source_request *rq, problem *pb, char *err) {

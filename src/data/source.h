@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "problem.h"
+#include "requests.h"
 #include "synth.h"
 
 typedef struct data_source {
@@ -25,6 +26,7 @@ typedef struct source_request {
   int kernel_auto;  /* --kernel auto: the gpu backend picks p.kernel for its GPU */
   int batch;        /* sequences of a synthetic source (a file holds one) */
   int64_t len;      /* queries and keys of each synthetic sequence */
+  const request_list *requests; /* a synthetic batch of these requests instead (NULL: none) */
   uint64_t seed;
 } source_request;
 
@@ -32,10 +34,10 @@ typedef struct source_request {
    needs only the geometry). */
 void source_shape(const source_request *rq, problem *pb);
 
-/* Builds the problem of one length: rq->batch sequences of rq->len queries and keys from a
-   synthetic source, or the one sequence of a file at the file's length, heads and dim, which
-   pb->lq[0] and pb->p then give (the caller compares them with what it asked for). Fills the
-   source values; the caller then calls problem_prepare. */
+/* Builds the problem of one length: rq->batch sequences of rq->len queries and keys (or the
+   batch of rq->requests) from a synthetic source, or the one sequence of a file at the file's
+   length, heads and dim, which pb->lq[0] and pb->p then give (the caller compares them with
+   what it asked for). Fills the source values; the caller then calls problem_prepare. */
 int source_build(const data_source *src, const source_request *rq, problem *pb, char *err);
 
 #endif

@@ -128,6 +128,58 @@ int parse_size_list(const char *s, size_list *out, char *err) {
   return parse_list(s, "sizes", "4k,8k,16k", size_item, out, &out->n, err);
 }
 
+static int parse_int(const char *s, int *out);
+
+/* One item of a request list: [Nx]L or [Nx]LQ/LK, appended N times. */
+static int request_item(const char *text, int index, void *ctx, char *err) {
+  request_list *r = ctx;
+  char buf[SHOWN_LEN];
+  const char *x = strchr(text, 'x'), *sizes = x ? x + 1 : text;
+  int count = 1;
+  (void)index;
+  if (x) {
+    char n[16];
+    size_t len = (size_t)(x - text);
+    if (len == 0 || len >= sizeof n || strspn(text, "0123456789") != len) {
+      count = 0; /* digits only: strtoll would take a sign or leading spaces */
+    } else {
+      memcpy(n, text, len);
+      n[len] = '\0';
+      if (parse_int(n, &count) != 0) count = 0;
+    }
+    if (count <= 0) {
+      err_set(err, "'%s': the count before 'x' is not a positive integer (example: 3x8k)", shown(text, buf));
+      return -1;
+    }
+  }
+  int64_t lq, lk;
+  const char *slash = strchr(sizes, '/');
+  if (slash) {
+    char q[64];
+    memcpy(q, sizes, (size_t)(slash - sizes));
+    q[slash - sizes] = '\0';
+    if (parse_size(q, &lq, err) != 0 || parse_size(slash + 1, &lk, err) != 0) return -1;
+  } else {
+    if (parse_size(sizes, &lk, err) != 0) return -1;
+    lq = lk;
+  }
+  if (count > REQUESTS_MAX - r->n) {
+    err_set(err, "more than %d requests", REQUESTS_MAX);
+    return -1;
+  }
+  for (int i = 0; i < count; i++, r->n++) {
+    r->lq[r->n] = lq;
+    r->lk[r->n] = lk;
+  }
+  return 0;
+}
+
+int parse_request_list(const char *s, request_list *out, char *err) {
+  int items;
+  out->n = 0;
+  return parse_list(s, "requests (NxR counts as one)", "64k,3x8k,8k/128k", request_item, out, &items, err);
+}
+
 static int parse_double(const char *s, double *out);
 
 static int double_item(const char *text, int index, void *ctx, char *err) {
@@ -242,6 +294,14 @@ static void format_default(const opt_spec *s, char *buf, size_t len) {
       snprintf(buf, len, "%d:%d", sh->hq, sh->hkv);
       break;
     }
+    case OPT_REQUESTS: {
+      const request_list *r = s->dst;
+      if (r->n == 0)
+        snprintf(buf, len, "none");
+      else
+        requests_format(buf, len, r);
+      break;
+    }
   }
 }
 
@@ -285,6 +345,7 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
     }
     case OPT_SIZE: return named(s, parse_size(v, s->dst, err), err);
     case OPT_SIZE_LIST: return named(s, parse_size_list(v, s->dst, err), err);
+    case OPT_REQUESTS: return named(s, parse_request_list(v, s->dst, err), err);
     case OPT_DOUBLE_LIST: return named(s, parse_double_list(v, s->dst, err), err);
     case OPT_DOUBLE: {
       const int rc = parse_double(v, s->dst);
@@ -386,6 +447,33 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
   return 0;
 }
 
+/* --requests: each request within the lengths --len takes, no more queries than keys, and a
+   batch whose rows and segments the library's 32-bit counts hold (g: the group size). */
+static int requests_validate(const fp2_opts *o, int64_t g, char *err) {
+  const request_list *r = &o->shape.requests;
+  const int64_t limit = INT32_MAX / 2;
+  int64_t tiles = 0, queries = 0;
+  for (int b = 0; b < r->n; b++) {
+    if (r->lk[b] <= 0 || r->lk[b] > (1 << 24) || r->lq[b] <= 0 || r->lq[b] > r->lk[b]) {
+      err_set(err, "--requests: request %d (%lld/%lld) needs 1 <= queries <= keys <= 16m", b + 1,
+              (long long)r->lq[b], (long long)r->lk[b]);
+      return -1;
+    }
+    tiles += (r->lq[b] * g + o->select.qtile - 1) / o->select.qtile;
+    queries += r->lq[b];
+  }
+  if (r->n && o->shape.batch != 1) {
+    err_set(err, "--requests gives the batch itself: --batch must be 1");
+    return -1;
+  }
+  if (queries * g > limit || tiles * o->shape.hkv > limit || requests_total_k(r) > limit) {
+    err_set(err, "--requests: %lld queries and %lld keys with --heads %d:%d are beyond what the index can count",
+            (long long)queries, (long long)requests_total_k(r), o->shape.hq, o->shape.hkv);
+    return -1;
+  }
+  return 0;
+}
+
 int opts_validate(const fp2_opts *o, char *err) {
   for (int i = 0; i < o->shape.lens.n; i++)
     if (o->shape.lens.v[i] <= 0 || o->shape.lens.v[i] > (1 << 24)) {
@@ -462,7 +550,7 @@ int opts_validate(const fp2_opts *o, char *err) {
       return -1;
     }
   }
-  return 0;
+  return requests_validate(o, g, err);
 }
 
 fp2_params opts_params(const fp2_opts *o) {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "fp2.h"
+#include "requests.h"
 #include "run_choices.h"
 
 typedef enum {
@@ -18,6 +19,7 @@ typedef enum {
   OPT_STRING,     /* const char**: NULL when unset */
   OPT_CHOICE,     /* int*: index into the '|'-separated choices in meta */
   OPT_HEADS,      /* shape_opts*: Hq:Hkv */
+  OPT_REQUESTS,   /* request_list*: 64k,3x8k,8k/128k (requests.h) */
   OPT_POSITIONAL  /* const char**: the next bare argument */
 } opt_kind;
 
@@ -44,8 +46,9 @@ typedef struct double_list {
 
 /* The options every experiment shares (issue: parsed once, the same everywhere), in the
    groups of their spec rows below: each part of the program takes the group it reads. */
-typedef struct shape_opts { /* OPTS_SHAPE */
+typedef struct shape_opts { /* OPTS_SHAPE, OPT_REQUESTS */
   size_list lens;
+  request_list requests; /* a batch of mixed lengths and chunks (n = 0: none) */
   int hq, hkv, dim, batch;
   int dtype; /* fp2_dtype */
 } shape_opts;
@@ -77,7 +80,7 @@ typedef struct fp2_opts {
   /* Which options were given: a recorded file must agree with them, and grids such as
      check's take a given option as the only value of its axis. */
   struct {
-    int len, heads, dim, dtype, data, correction;
+    int len, heads, dim, dtype, data, correction, requests;
   } given;
 } fp2_opts;
 
@@ -91,9 +94,16 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
 /* Spec rows for the shared options, to place inside a command's spec table. */
 #define OPTS_SIZES(o)                                                                        \
   {"--len", OPT_SIZE_LIST, &(o)->shape.lens, "L[,L...]", "sequence length(s): 1000, 4k, 128k, 1m", &(o)->given.len}, \
-  {"--heads", OPT_HEADS, &(o)->shape, "HQ:HKV", "query heads : KV heads", &(o)->given.heads},              \
-  {"--dim", OPT_INT, &(o)->shape.dim, "D", "head dimension", &(o)->given.dim},                           \
+  OPTS_HEAD_SHAPE(o),                                                                                    \
   {"--batch", OPT_INT, &(o)->shape.batch, "N", "sequences per batch"}
+#define OPTS_HEAD_SHAPE(o)                                                                   \
+  {"--heads", OPT_HEADS, &(o)->shape, "HQ:HKV", "query heads : KV heads", &(o)->given.heads},              \
+  {"--dim", OPT_INT, &(o)->shape.dim, "D", "head dimension", &(o)->given.dim}
+/* A batch of mixed lengths and chunked requests (the commands that take one: check, batch). */
+#define OPT_REQUESTS(o, help)                                                                        \
+  {"--requests", OPT_REQUESTS, &(o)->shape.requests, "R[,R...]",                                     \
+   help ": L a whole prompt of L tokens, LQ/LK a chunk (its queries the last LQ of LK keys), "      \
+   "NxR N such requests; e.g. 64k,3x8k,8k/128k", &(o)->given.requests}
 #define OPTS_SHAPE(o) \
   OPTS_SIZES(o), {"--dtype", OPT_CHOICE, &(o)->shape.dtype, DTYPE_CHOICES, "operand precision", &(o)->given.dtype}
 #define OPTS_SELECT(o) \
@@ -137,6 +147,10 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
 /* "4k" -> 4096; returns 0, or -1 with the reason in err. */
 int parse_size(const char *s, int64_t *out, char *err);
 int parse_size_list(const char *s, size_list *out, char *err);
+
+/* "64k,3x8k,8k/128k" (OPT_REQUESTS) -> the requests, at most REQUESTS_MAX; sizes as
+   parse_size takes them. Returns 0, or -1 with the reason in err. Ranges are opts_validate's. */
+int parse_request_list(const char *s, request_list *out, char *err);
 
 /* The name of choice `index` of an OPT_CHOICE list such as KERNEL_CHOICES ("?" past its end). */
 void choice_name(const char *choices, int index, char *buf, size_t len);

@@ -15,6 +15,11 @@ static int setup(const char *cmd, const fp2_opts *o, data_source *src) {
     fail("%s: %s", cmd, err);
     return EXIT_USAGE;
   }
+  if (src->is_file && o->shape.requests.n) {
+    fail("%s: --requests: a batch of requests is drawn from a synthetic source, but '%s' holds one sequence", cmd,
+         src->path);
+    return EXIT_USAGE;
+  }
   const named_file input = {"--data", src->is_file ? src->path : NULL};
   if (outfile_check_option("--out", o->run.out, &input, 1, err) != 0) {
     fail("%s: %s", cmd, err);
@@ -85,11 +90,18 @@ static int take_file_shape(const char *cmd, const data_source *src, fp2_opts *o)
   return 0;
 }
 
-static void cpu_small_size(const char *cmd, fp2_opts *o) {
+static void cpu_small_size(const experiment_cmd *cmd, fp2_opts *o) {
+  if (cmd->cpu_small_requests) {
+    char err[ERR_LEN];
+    if (o->given.requests || parse_request_list(cmd->cpu_small_requests, &o->shape.requests, err) != 0) return;
+    fprintf(stderr, "fp2bench: %s: the cpu backend (fp64 oracle) runs at a small size, --requests %s\n", cmd->name,
+            cmd->cpu_small_requests);
+    return;
+  }
   if (o->given.len || o->given.data) return;
   o->shape.lens.n = 1;
   o->shape.lens.v[0] = 1024;
-  fprintf(stderr, "fp2bench: %s: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n", cmd);
+  fprintf(stderr, "fp2bench: %s: the cpu backend (fp64 oracle) runs at a small size, --len 1k\n", cmd->name);
 }
 
 int experiment_start(const experiment_cmd *cmd, int argc, char **argv, const opt_spec *specs, int nspecs,
@@ -107,7 +119,7 @@ int experiment_start(const experiment_cmd *cmd, int argc, char **argv, const opt
   if ((rc = take_file_shape(cmd->name, src, o))) return rc;
   if (*backend == BACKEND_CPU) {
     if (cmd->cpu_note) fprintf(stderr, "fp2bench: %s: %s\n", cmd->name, cmd->cpu_note);
-    if (cmd->cpu_small) cpu_small_size(cmd->name, o);
+    if (cmd->cpu_small) cpu_small_size(cmd, o);
   }
   return EXPERIMENT_GO;
 }
@@ -161,7 +173,8 @@ int experiment_check_list(const char *cmd, const char *option, const double_list
 
 source_request experiment_request(const fp2_opts *o, int64_t len) {
   source_request rq = {.p = opts_params(o), .kernel_auto = o->run.kernel == KERNEL_AUTO, .batch = o->shape.batch,
-                       .len = len, .seed = (uint64_t)o->input.seed};
+                       .len = len, .requests = o->shape.requests.n ? &o->shape.requests : NULL,
+                       .seed = (uint64_t)o->input.seed};
   return rq;
 }
 

@@ -31,6 +31,9 @@ typedef struct experiment_cmd {
      without --len (and without a --data file, which has its own length) it runs at 1K, and
      says so on stderr. */
   int cpu_small;
+  /* With cpu_small, a command that runs a batch (--requests) runs this one on the cpu backend
+     when --requests is not given, and says so. NULL: --len 1k. */
+  const char *cpu_small_requests;
   int one_len; /* --len takes one length, not a list */
   /* experiment_main's: */
   const char *experiment; /* the result's experiment name (NULL: name), naming its plot */
@@ -74,7 +77,7 @@ int experiment_start(const experiment_cmd *cmd, int argc, char **argv, const opt
 int experiment_main(const experiment_cmd *cmd, int argc, char **argv, const opt_spec *specs, int nspecs,
                     fp2_opts *o, void *args, const int *dtypes);
 
-/* The source request of the options at one length. */
+/* The source request of the options at one length (or of their --requests, when given). */
 source_request experiment_request(const fp2_opts *o, int64_t len);
 
 /* Builds the problem of one length and prepares its operands (bf16_operands: see

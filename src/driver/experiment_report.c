@@ -13,7 +13,9 @@
 #include "infile.h"
 
 void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src, const char *backend) {
-  report_put(config, "len", experiment_sizes_json(&o->shape.lens));
+  /* A batch of requests replaces the lengths unless both were given (check runs both). */
+  if (!o->shape.requests.n || o->given.len) report_put(config, "len", experiment_sizes_json(&o->shape.lens));
+  if (o->shape.requests.n) report_put(config, "requests", experiment_requests_json(&o->shape.requests));
   report_put_number(config, "hq", o->shape.hq);
   report_put_number(config, "hkv", o->shape.hkv);
   report_put_number(config, "dim", o->shape.dim);
@@ -104,6 +106,17 @@ void experiment_config_corrections(report *rep) {
 cJSON *experiment_sizes_json(const size_list *l) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; i < l->n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)l->v[i]));
+  return a;
+}
+
+cJSON *experiment_requests_json(const request_list *r) {
+  cJSON *a = cJSON_CreateArray();
+  for (int b = 0; b < r->n; b++) {
+    cJSON *item = cJSON_CreateObject();
+    report_put_number(item, "lq", (double)r->lq[b]);
+    report_put_number(item, "lk", (double)r->lk[b]);
+    cJSON_AddItemToArray(a, item);
+  }
   return a;
 }
 

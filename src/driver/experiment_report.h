@@ -29,6 +29,9 @@ void experiment_config_corrections(report *rep);
 /* A list of sizes or numbers as a JSON array, for experiment_config_set. */
 cJSON *experiment_sizes_json(const size_list *l);
 
+/* A batch of requests as a JSON array of {"lq", "lk"} (queries, keys), in order. */
+cJSON *experiment_requests_json(const request_list *r);
+
 /* Writes the document to out (--out; when there is one and rc is EXIT_OK) and frees it;
    returns rc, or EXIT_RUNTIME when the writing failed (said on stderr, prefixed by name). */
 int experiment_write(const char *name, report *rep, const char *out, int rc);

@@ -1,8 +1,8 @@
 /* libFuzzer target B: the option parser. The input, as one NUL-terminated string, goes to
-   parse_size, parse_size_list and parse_double_list; split at whitespace (and NUL bytes)
-   into arguments, it goes to cli_parse with the shared options of every experiment
-   (OPTS_EXPERIMENT) plus an integer, a number, a number list and a positional argument as
-   the commands add them, then to opts_validate. A parse either succeeds with a value its
+   parse_size, parse_size_list, parse_double_list and parse_request_list; split at whitespace
+   (and NUL bytes) into arguments, it goes to cli_parse with the shared options of every
+   experiment (OPTS_EXPERIMENT) plus --requests, an integer, a number, a number list and a
+   positional argument as the commands add them, then to opts_validate. A parse either succeeds with a value its
    grammar allows or fails with a message; options that validate satisfy every bound.
    Built by tests/fuzz/run.sh (clang, -fsanitize=fuzzer,address,undefined);
    tests/test_fuzz_regressions.c runs this same entry point on the committed inputs. */
@@ -66,6 +66,17 @@ static void opt_sizes(const char *s) {
   } else {
     fuzz_expect_message("parse_double_list", err, NULL);
   }
+  request_list r;
+  err[0] = '\0';
+  if (parse_request_list(s, &r, err) == 0) {
+    FUZZ_EXPECT(s[0] && strspn(s, "0123456789kKmM+,x/") == strlen(s), "'%s' parsed as requests", s);
+    FUZZ_EXPECT(r.n >= 1 && r.n <= REQUESTS_MAX, "'%s' gave %d requests", s, r.n);
+    for (int i = 0; i < r.n; i++)
+      FUZZ_EXPECT(r.lq[i] >= 0 && r.lk[i] >= 0, "'%s' gave request %lld/%lld", s, (long long)r.lq[i],
+                  (long long)r.lk[i]);
+  } else {
+    fuzz_expect_message("parse_request_list", err, NULL);
+  }
 }
 
 /* Options that pass opts_validate are within its bounds, and so are their parameters. */
@@ -89,6 +100,11 @@ static void opt_expect_valid(const fp2_opts *o) {
   FUZZ_EXPECT(o->shape.dtype == FP2_BF16 || o->shape.dtype == FP2_FP8, "dtype %d", o->shape.dtype);
   FUZZ_EXPECT(o->run.backend >= BACKEND_AUTO && o->run.backend <= BACKEND_GPU, "backend %d", o->run.backend);
   FUZZ_EXPECT(o->input.data != NULL, "no data source");
+  FUZZ_EXPECT(o->shape.requests.n == 0 || o->shape.batch == 1, "--requests with --batch %d", o->shape.batch);
+  for (int b = 0; b < o->shape.requests.n; b++)
+    FUZZ_EXPECT(o->shape.requests.lq[b] >= 1 && o->shape.requests.lq[b] <= o->shape.requests.lk[b] &&
+                    o->shape.requests.lk[b] <= (1 << 24),
+                "request %lld/%lld", (long long)o->shape.requests.lq[b], (long long)o->shape.requests.lk[b]);
   fp2_params p = opts_params(o);
   FUZZ_EXPECT(p.hq == o->shape.hq && p.hkv == o->shape.hkv && p.dim == o->shape.dim &&
                   p.correction == !o->select.no_correction,
@@ -119,6 +135,7 @@ static void opt_command_line(char *buf, size_t size) {
   int file_given = 0;
   const opt_spec specs[] = {
       OPTS_EXPERIMENT(&o),
+      OPT_REQUESTS(&o, "a batch"),
       {"--rows", OPT_INT, &rows, "N", "an integer option"},
       {"--flip-tol", OPT_DOUBLE, &tol, "X", "a number option"},
       {"--sparsity", OPT_DOUBLE_LIST, &levels, "S[,S...]", "a number list option"},

@@ -53,7 +53,8 @@ flags=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Wno-missing-fiel
 sources_safetensors=(src/data/safetensors.c src/data/qkv_file.c src/data/tensor.c src/base/numeric.c src/base/error.c
                      src/base/infile.c src/base/outfile.c)
 libs_safetensors=(-lcjson -lm)
-sources_options=(src/driver/cli.c src/base/error.c src/base/text_format.c kernels/sm90_shape.c kernels/status.c)
+sources_options=(src/driver/cli.c src/data/requests.c src/base/error.c src/base/text_format.c kernels/sm90_shape.c
+                 kernels/status.c)
 libs_options=(-lm)
 sources_plot=(src/record/plot_table.c src/record/report_load.c src/base/infile.c src/base/outfile.c src/base/error.c)
 libs_plot=(-lcjson -lm)

@@ -1,0 +1,207 @@
+/* fp2bench batch: continuous batching at operator level. One serving batch — a mix of whole
+   prompts of different lengths and chunks of longer prompts (chunked prefill: a chunk's queries
+   attend to every key before them) — runs as one pass of fp2_forward through the backend that
+   speedup times. Per batch: the index stage, the sparse attention, their total, prefill
+   tokens/s, the density, our dense pass on the same batch, and the sum of each request run
+   alone, whose ratio to the batch's time says whether the batch loses anything to its mix
+   (issue 13's target: the batch at >= 95% of the sum of its requests' single speeds). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "density.h"
+#include "error.h"
+#include "experiment.h"
+#include "report.h"
+#include "result_rows.h"
+
+/* A prefill mix over 4K-128K as in the paper's Tab. 5 setting: a few long prompts, several
+   short ones, and 8K chunks (SGLang's chunked-prefill size) continuing long prompts. */
+#define BATCH_DEFAULT_MIX "128k,64k,32k,16k,2x8k,2x4k,8k/128k,8k/96k,8k/40k"
+/* The cpu backend's mix: the same kinds of request, small enough for the fp64 oracle. */
+#define BATCH_CPU_MIX "1k,2x512,300,256/1k,128/700"
+
+/* Said on stderr and recorded in config.note when the cpu backend runs. */
+#define BATCH_CPU_NOTE                                                                             \
+  "the times of the cpu backend are the fp64 oracle's wall clock: they mean nothing about the " \
+  "kernels' speed (run on a GPU for timings)"
+
+typedef struct batch_args {
+  fp2_opts o;
+  int dtypes; /* --dtype: an fp2_dtype or DTYPES_BOTH */
+  int no_singles;
+} batch_args;
+
+static double index_ms(const pipeline_result *r) { return r->times.ms_quant + r->times.ms_pool + r->times.ms_select; }
+static double total_ms(const pipeline_result *r) { return index_ms(r) + r->times.ms_attend; }
+
+/* What each request took when run alone, and its density. */
+typedef struct single_run {
+  double total_ms, density;
+} single_run;
+
+/* Each request of the batch as a batch of one, on the same inputs; singles[b]. */
+static int run_singles(const experiment_run *x, const problem *pb, const pipeline_config *cfg, single_run *singles,
+                       char *err) {
+  for (int b = 0; b < pb->batch; b++) {
+    fprintf(stderr, "fp2bench: batch: request %d of %d alone (%d/%d)\n", b + 1, pb->batch, pb->lq[b], pb->lk[b]);
+    problem one;
+    problem_request(pb, b, &one);
+    problem_prepare(&one, x->backend == BACKEND_GPU);
+    pipeline_result r;
+    int rc = backend_pipeline(x->backend, &one, cfg, x->o->run.trials, &r, err);
+    if (rc == 0) {
+      density_stats d;
+      density_measure(&one, &r.index, one.p.correction, &d);
+      singles[b].total_ms = total_ms(&r);
+      singles[b].density = density_overall(&d);
+      density_free(&d);
+      pipeline_result_free(&r);
+    }
+    problem_free(&one);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+
+static void print_row(FILE *f, const problem *pb, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
+                      const pipeline_result *dense, double singles_ms) {
+  const double total = total_ms(r);
+  fprintf(f, "%-5s %5d %8lld %8lld %7.2f%% %10.3f %10.3f %10.3f %11.0f %10.3f %8.2fx", dtype_name(dt), pb->batch,
+          (long long)pb->total_q, (long long)pb->total_k, 100 * density_overall(d), index_ms(r), r->times.ms_attend,
+          total, (double)pb->total_q / total * 1e3, dense->times.ms_attend, dense->times.ms_attend / total);
+  if (singles_ms > 0)
+    fprintf(f, " %10.3f %8.3f\n", singles_ms, singles_ms / total);
+  else
+    fprintf(f, " %10s %8s\n", "-", "-");
+}
+
+static void add_row(report *rep, const problem *pb, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
+                    const pipeline_result *dense, const single_run *singles, double singles_ms) {
+  cJSON *row = report_add_row(rep);
+  const double total = total_ms(r);
+  report_put_string(row, "dtype", dtype_name(dt));
+  report_put_string(row, "kernel", r->kernel);
+  report_put_number(row, "requests", pb->batch);
+  report_put_number(row, "total_q", (double)pb->total_q);
+  report_put_number(row, "total_k", (double)pb->total_k);
+  rows_put_density(row, d);
+  rows_put_stage_times(row, r);
+  report_put_number(row, "index_ms", index_ms(r));
+  report_put_number(row, "total_ms", total);
+  report_put_number(row, "tokens_per_s", (double)pb->total_q / total * 1e3);
+  report_put_number(row, "attend_tflops", flops_sparse(d) / r->times.ms_attend / 1e9);
+  report_add_times(row, "dense", dense->times.t_attend, dense->times.trials);
+  report_put_number(row, "dense_tflops", flops_dense(d) / dense->times.ms_attend / 1e9);
+  report_put_number(row, "speedup_dense", dense->times.ms_attend / total);
+  rows_put_flops(row, d);
+  cJSON *each = cJSON_CreateArray();
+  for (int b = 0; b < pb->batch; b++) {
+    cJSON *item = cJSON_CreateObject();
+    report_put_number(item, "lq", pb->lq[b]);
+    report_put_number(item, "lk", pb->lk[b]);
+    if (singles) {
+      report_put_number(item, "alone_total_ms", singles[b].total_ms);
+      report_put_number(item, "alone_density", singles[b].density);
+    }
+    cJSON_AddItemToArray(each, item);
+  }
+  report_put(row, "per_request", each);
+  if (singles) {
+    report_put_number(row, "singles_total_ms", singles_ms);
+    report_put_number(row, "batch_vs_singles", singles_ms / total);
+  }
+}
+
+/* One dtype: the batch, our dense pass on it, and (unless --no-singles) each request alone. */
+static int row(void *args, const experiment_run *x, problem *pb) {
+  const batch_args *a = args;
+  const fp2_opts *o = x->o;
+  const fp2_dtype dt = (fp2_dtype)o->shape.dtype;
+  char err[ERR_LEN];
+  const pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .attend = 1};
+  const pipeline_config dense_cfg = {.density = 1.0, .attend = 1};
+  pipeline_result r, dense;
+  fprintf(stderr, "fp2bench: batch: %s, the batch of %d requests\n", dtype_name(dt), pb->batch);
+  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &r, err) != 0) {
+    fail("batch: %s", err);
+    return EXIT_RUNTIME;
+  }
+  fprintf(stderr, "fp2bench: batch: %s, our dense pass on the batch\n", dtype_name(dt));
+  if (backend_pipeline(x->backend, pb, &dense_cfg, o->run.trials, &dense, err) != 0) {
+    fail("batch: dense: %s", err);
+    pipeline_result_free(&r);
+    return EXIT_RUNTIME;
+  }
+  int rc = EXIT_OK;
+  single_run *singles = a->no_singles ? NULL : xcalloc((size_t)pb->batch, sizeof *singles);
+  double singles_ms = 0;
+  if (singles && run_singles(x, pb, &cfg, singles, err) != 0) {
+    fail("batch: alone: %s", err);
+    rc = EXIT_RUNTIME;
+  }
+  if (rc == EXIT_OK) {
+    for (int b = 0; singles && b < pb->batch; b++) singles_ms += singles[b].total_ms;
+    density_stats d;
+    density_measure(pb, &r.index, pb->p.correction, &d);
+    print_row(x->txt, pb, dt, &d, &r, &dense, singles_ms);
+    fflush(x->txt);
+    if (x->rep) add_row(x->rep, pb, dt, &d, &r, &dense, singles, singles_ms);
+    density_free(&d);
+  }
+  free(singles);
+  pipeline_result_free(&dense);
+  pipeline_result_free(&r);
+  return rc;
+}
+
+static void begin(void *args, const experiment_run *x) {
+  (void)args;
+  char spec[4096];
+  requests_format(spec, sizeof spec, &x->o->shape.requests);
+  if (x->backend == BACKEND_CPU)
+    experiment_config_set(x->rep, "note", cJSON_CreateString(BATCH_CPU_NOTE));
+  fprintf(x->txt, "requests: %s\n", spec);
+  fprintf(x->txt, "%-5s %5s %8s %8s %8s %10s %10s %10s %11s %10s %9s %10s %8s\n", "dtype", "reqs", "queries", "keys",
+          "density", "index ms", "attend ms", "total ms", "tokens/s", "dense ms", "vs dense", "alone ms",
+          "alone/b");
+}
+
+static const experiment_cmd batch_cmd = {
+    .name = "batch",
+    .usage = "batch [options]",
+    .summary = "Continuous batching at operator level: one batch of requests of different lengths,\n"
+               "whole prompts and chunks of longer ones (--requests), in one pass of fp2_forward\n"
+               "through the backend speedup times. Per dtype: the index stage, the sparse attention,\n"
+               "their total, prefill tokens/s (queries over the total), the density, our dense pass\n"
+               "on the same batch, and the sum of each request run alone beside the batch's time\n"
+               "(alone/b >= 0.95: the batch keeps 95% of its requests' single speeds). On the cpu\n"
+               "backend every time is the fp64 oracle's wall clock and means nothing; without\n"
+               "--requests it runs the small mix " BATCH_CPU_MIX ".",
+    .cpu_note = BATCH_CPU_NOTE,
+    .cpu_small = 1,
+    .cpu_small_requests = BATCH_CPU_MIX,
+    .begin = begin,
+    .row = row,
+};
+
+int cmd_batch(int argc, char **argv) {
+  batch_args a = {.dtypes = FP2_BF16};
+  char err[ERR_LEN];
+  opts_defaults(&a.o);
+  if (parse_request_list(BATCH_DEFAULT_MIX, &a.o.shape.requests, err) != 0) {
+    fail("batch: the default mix: %s", err);
+    return EXIT_RUNTIME;
+  }
+  const opt_spec specs[] = {
+      OPT_REQUESTS(&a.o, "the batch"),
+      OPTS_HEAD_SHAPE(&a.o),
+      OPT_DTYPES(&a.dtypes),
+      OPTS_SELECT(&a.o),
+      OPTS_DATA(&a.o),
+      OPTS_RUN(&a.o),
+      OPT_TRIALS(&a.o),
+      {"--no-singles", OPT_FLAG, &a.no_singles, NULL, "do not run each request alone"},
+  };
+  return experiment_main(&batch_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &a.dtypes);
+}
