@@ -123,7 +123,7 @@ typedef struct fp2_plan {
   int *cu_tiles, *cu_blocks; /* device [batch+1]: prefix of tiles and of key blocks */
   int *cu_chunks;        /* device [batch+1]: prefix of pooled chunks */
   int *tile_seq;         /* device [total_tiles]: the sequence of each tile */
-  int *seg_cap;          /* device [nseg+1]: each segment's slice of the scratch index */
+  int *seg_base;         /* device [nseg+1]: where each segment's slice of the scratch index starts */
 } fp2_plan;
 
 /* Refuses batches whose index would not fit 32-bit offsets. Synchronous: the metadata is on
@@ -143,7 +143,7 @@ fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, co
                     float *k_mean, float *v_mean, void *kbar, void *vbar, cudaStream_t stream);
 
 /* The block index: per segment, ascending kept blocks. scratch holds energies, then the
-   kept blocks of each segment at seg_cap; counts, offsets and indices form the CSR. */
+   kept blocks of each segment at seg_base; counts, offsets and indices form the CSR. */
 typedef struct fp2_index {
   int *scratch; /* device [capacity] */
   int *counts;  /* device [nseg] */

@@ -66,7 +66,7 @@ class Plan(ctypes.Structure):
                 ("total_tiles", ctypes.c_int), ("total_blocks", ctypes.c_int), ("nseg", ctypes.c_int),
                 ("max_blocks", ctypes.c_int), ("capacity", ctypes.c_int), ("total_chunks", ctypes.c_int),
                 ("cu_q", _int_p), ("cu_k", _int_p), ("cu_tiles", _int_p), ("cu_blocks", _int_p),
-                ("cu_chunks", _int_p), ("tile_seq", _int_p), ("seg_cap", _int_p)]
+                ("cu_chunks", _int_p), ("tile_seq", _int_p), ("seg_base", _int_p)]
 
 
 class StageEvents(ctypes.Structure):

@@ -61,9 +61,9 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
   int total_tiles = cu_tiles[batch];
   int64_t nseg = (int64_t)p->hkv * total_tiles;
   int *tile_seq = malloc(sizeof(int) * (size_t)(total_tiles ? total_tiles : 1));
-  int *seg_cap = malloc(sizeof(int) * (size_t)(nseg + 1));
+  int *seg_base = malloc(sizeof(int) * (size_t)(nseg + 1));
   fp2_status st = FP2_OK;
-  if (!tile_seq || !seg_cap || nseg > INT32_MAX) {
+  if (!tile_seq || !seg_base || nseg > INT32_MAX) {
     st = fp2_fail(FP2_ERR_ARG, "fp2_plan_create: %lld segments do not fit", (long long)nseg);
     goto done;
   }
@@ -76,7 +76,7 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
     for (int t = 0; t < ntiles; t++) tile_seq[cu_tiles[s] + t] = s;
     for (int h = 0; h < p->hkv; h++)
       for (int t = 0; t < ntiles; t++) {
-        seg_cap[(int64_t)p->hkv * cu_tiles[s] + (int64_t)h * ntiles + t] = (int)cap;
+        seg_base[(int64_t)p->hkv * cu_tiles[s] + (int64_t)h * ntiles + t] = (int)cap;
         cap += fp2_tile_at(p, lq[s], lk[s], t).last_k + 1;
         if (cap > INT32_MAX) {
           st = fp2_fail(FP2_ERR_ARG, "fp2_plan_create: the index would hold more than 2^31 blocks");
@@ -84,7 +84,7 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
         }
       }
   }
-  seg_cap[nseg] = (int)cap;
+  seg_base[nseg] = (int)cap;
   plan->batch = batch;
   plan->total_q = cu_q[batch];
   plan->total_k = cu_k[batch];
@@ -100,12 +100,12 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
       (st = upload(&plan->cu_blocks, cu_blocks, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->cu_chunks, cu_chunks, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->tile_seq, tile_seq, (size_t)total_tiles, "fp2_plan_create")) ||
-      (st = upload(&plan->seg_cap, seg_cap, (size_t)nseg + 1, "fp2_plan_create")) || (st = uploads_done()))
+      (st = upload(&plan->seg_base, seg_base, (size_t)nseg + 1, "fp2_plan_create")) || (st = uploads_done()))
     fp2_plan_destroy(plan);
 done:
   free(cu);
   free(tile_seq);
-  free(seg_cap);
+  free(seg_base);
   return st;
 }
 
@@ -116,6 +116,6 @@ void fp2_plan_destroy(fp2_plan *plan) {
   cudaFree(plan->cu_blocks);
   cudaFree(plan->cu_chunks);
   cudaFree(plan->tile_seq);
-  cudaFree(plan->seg_cap);
+  cudaFree(plan->seg_base);
   memset(plan, 0, sizeof *plan);
 }

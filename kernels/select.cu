@@ -41,7 +41,7 @@ __device__ __forceinline__ int group_of(int t) { return t / kPart * 8 + t % 8; }
 struct SelectArgs {
   fp2_params p;
   int total_blocks;
-  const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq, *seg_cap;
+  const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq, *seg_base;
   const void *q, *kbar;
   const float *scales;
   int *scratch, *counts;
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
   const int nrows = tl.row_end - tl.row_begin, nchunks = fp2_cdiv(tl.nscored, kChunk);
   const int seg = fp2_segment(&p, a.cu_tiles[s], ntiles, h, t);
-  int *slot = a.scratch + a.seg_cap[seg];
+  int *slot = a.scratch + a.seg_base[seg];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char *qb = static_cast<const char *>(a.q);
   const char *kb = static_cast<const char *>(a.kbar) + ((size_t)h * a.total_blocks + a.cu_blocks[s]) * p.dim * elem;
@@ -328,11 +328,11 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   if (threadIdx.x == 0) a.counts[seg] = count;
 }
 
-__global__ void gather_kernel(int nseg, const int *seg_cap, const int *scratch, const int *offsets, int *indices) {
+__global__ void gather_kernel(int nseg, const int *seg_base, const int *scratch, const int *offsets, int *indices) {
   const int seg = blockIdx.x;
   if (seg >= nseg) return;
   const int n = offsets[seg + 1] - offsets[seg];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) indices[offsets[seg] + i] = scratch[seg_cap[seg] + i];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) indices[offsets[seg] + i] = scratch[seg_base[seg] + i];
 }
 
 template <int D, bool kFp8>
@@ -370,7 +370,7 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
   if (workspace_bytes < fp2_select_workspace_bytes(plan))
     return fp2_fail(FP2_ERR_ARG, "fp2_select: workspace of %zu bytes is too small", workspace_bytes);
   SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
-                  plan->tile_seq, plan->seg_cap,    q,          kbar,       scales,          index->scratch,
+                  plan->tile_seq, plan->seg_base,    q,          kbar,       scales,          index->scratch,
                   index->counts};
   fp2_status st;
   if (p->dim == 128)
@@ -386,7 +386,7 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
   FP2_CUDA("fp2_select: csr offsets", cudaMemsetAsync(index->offsets, 0, sizeof(int), stream));
   FP2_CUDA("fp2_select: csr offsets",
            cub::DeviceScan::InclusiveSum(workspace, bytes, index->counts, index->offsets + 1, plan->nseg, stream));
-  gather_kernel<<<plan->nseg, 128, 0, stream>>>(plan->nseg, plan->seg_cap, index->scratch, index->offsets,
+  gather_kernel<<<plan->nseg, 128, 0, stream>>>(plan->nseg, plan->seg_base, index->scratch, index->offsets,
                                                 index->indices);
   FP2_LAUNCHED("fp2_select: csr gather");
   return FP2_OK;

@@ -42,7 +42,7 @@ int main(void) {
   FIELD(fp2_plan, cu_blocks);
   FIELD(fp2_plan, cu_chunks);
   FIELD(fp2_plan, tile_seq);
-  FIELD(fp2_plan, seg_cap);
+  FIELD(fp2_plan, seg_base);
 
   SIZE(fp2_stage_events);
   FIELD(fp2_stage_events, at);
