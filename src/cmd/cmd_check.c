@@ -211,13 +211,17 @@ static const experiment_cmd check_cmd = {
 int cmd_check(int argc, char **argv) {
   check_opts a = {.rows = 0, .flip_tol = 0, .show = 10};
   opts_defaults(&a.o);
-  const opt_spec specs[] = {
+  opt_spec specs[] = {
       OPTS_EXPERIMENT(&a.o),
       OPT_REQUESTS(&a.o, "also check this batch (alone unless --len is given)"),
       {"--rows", OPT_INT, &a.rows, "N", "output rows compared per case (0: all up to 8K, else 4096 sampled)"},
       {"--flip-tol", OPT_DOUBLE, &a.flip_tol, "X", "relative distance to the threshold of a tolerated flip (0: default)"},
       {"--show", OPT_INT, &a.show, "N", "mismatches printed per case"},
   };
+  /* check sweeps a grid: its own lengths, and both precisions unless one is given. */
+  cli_set_help(specs, NOPTS(specs), "--len",
+               "sequence length(s): 1000, 4k, 128k (default: 1k,2k+77 on the cpu; 1k,4k,4k+77,16k,64k,128k on a gpu)");
+  cli_set_help(specs, NOPTS(specs), "--dtype", "operand precision (default: bf16, then fp8)");
   data_source src;
   int backend;
   int rc = experiment_start(&check_cmd, argc, argv, specs, NOPTS(specs), &a.o, &a, &src, &backend);

@@ -388,6 +388,11 @@ static int set_value(const opt_spec *s, const char *v, char *err) {
   return -1;
 }
 
+void cli_set_help(opt_spec *specs, int nspecs, const char *name, const char *help) {
+  for (int i = 0; i < nspecs; i++)
+    if (strcmp(specs[i].name, name) == 0) specs[i].help = help;
+}
+
 int cli_parse(int argc, char **argv, const char *usage, const char *summary, const opt_spec *specs,
               int nspecs) {
   char err[ERR_LEN];

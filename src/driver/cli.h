@@ -139,6 +139,10 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
 
 #define NOPTS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* Replaces the help text of the row named name (a shared row whose default a command
+   computes itself, so that --help says the command's default and not the shared one). */
+void cli_set_help(opt_spec *specs, int nspecs, const char *name, const char *help);
+
 /* Parses argv[1..argc-1] (argv[0] is the subcommand). Returns 0 when parsed, 1 when
    --help was printed (the caller exits 0), EXIT_USAGE after printing a one-line error. */
 int cli_parse(int argc, char **argv, const char *usage, const char *summary, const opt_spec *specs,
