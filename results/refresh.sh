@@ -10,7 +10,7 @@
 #                 on a small check with each kernel, info --measure              ~6-8 min
 #   baseline      the perf job's baseline (speedup both dtypes at 16K and 32K, no peers, 10
 #                 trials: short enough to rerun in every GPU CI job), then regress against
-#                 a fresh run (SAME expected)                                     ~1-2 min
+#                 a fresh run (SAME expected)                        16 s (4c0ae26)
 #   reproduce-1   reproduce --steps speedup-llm-bf16: speedup BF16 4K-128K with every peer
 #                 (cudnn,torch,fpv2,hpc: the last two where experiments/build_peers.sh's env
 #                 names them, else skipped with the reason; --kernel auto: sm90 on Hopper)
@@ -23,7 +23,8 @@
 #   peers         FlashPrefill V2's and HPC-Ops' kernels built from .peers/ (assembled first
 #                 by experiments/build_peers.sh assemble; ~150 s on 16 cores), then reproduce
 #                 --steps speedup-peers-128k,hpc-ops with them: the like-for-like row of
-#                 the headline and Fig. 5 with HPC-Ops timed at every density    ~6-8 min
+#                 the headline and Fig. 5 with HPC-Ops timed at every density
+#                 (build 120 s, the two steps 135 s)                  255 s (4c0ae26)
 #   reproduce-6   reproduce --steps density-niah,breakdown,hpc-ops,hpc-ops-index-128k
 #                 (37 + 18 + 68 s, the last on the cpu in under a second)         ~2 min
 #
