@@ -16,12 +16,12 @@
 #                 names them, else skipped with the reason; --kernel auto: sm90 on Hopper)
 #                 into speedup-llm-bf16.json                                     219 s
 #   reproduce-2   reproduce --steps speedup-llm-fp8, the same in FP8             246 s
-#   reproduce-3   reproduce --steps speedup-density5-bf16                         ~4 min
-#   reproduce-4   reproduce --steps speedup-density5-fp8                          ~4-5 min
+#   reproduce-3   reproduce --steps speedup-density5-bf16               207 s (7959de6)
+#   reproduce-4   reproduce --steps speedup-density5-fp8                207 s (7959de6)
 #   reproduce-5   reproduce --steps sweep-alpha,correction,chunked (64K; sweep-alpha's fp64
-#                 quality reference on the cpu dominates)                        ~4-6 min
+#                 quality reference on the cpu dominates)             88 s (7959de6)
 #   peers         FlashPrefill V2's and HPC-Ops' kernels built from .peers/ (assembled first
-#                 by experiments/build_peers.sh assemble; ~150 s on 16 cores), then reproduce
+#                 by experiments/build_peers.sh assemble), then reproduce
 #                 --steps speedup-peers-128k,hpc-ops with them: the like-for-like row of
 #                 the headline and Fig. 5 with HPC-Ops timed at every density
 #                 (build 120 s, the two steps 135 s)                  255 s (4c0ae26)
