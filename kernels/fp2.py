@@ -133,13 +133,11 @@ def _lib():
         lib.fp2_workspace_bytes.restype = c_size_t
         lib.fp2_workspace_bytes.argtypes = [P(Params), P(Plan)]
         lib.fp2_forward.argtypes = [P(Params), P(Plan), P(Inputs), c_void_p, c_size_t, c_void_p]
-        # cudart, through the library that links it: the device's compute capability, and a
-        # synchronisation after a plan is created.
+        # cudart, through the library that links it: the device's compute capability.
         lib.cudaGetErrorString.restype = ctypes.c_char_p
         lib.cudaGetErrorString.argtypes = [c_int]
         lib.cudaGetDevice.argtypes = [P(c_int)]
         lib.cudaDeviceGetAttribute.argtypes = [P(c_int), c_int, c_int]
-        lib.cudaDeviceSynchronize.argtypes = []
         _lib_handle = lib
     return _lib_handle
 
@@ -279,10 +277,9 @@ def _entry(key):
             _cuda("cudaDeviceGetAttribute", ctypes.byref(major), 75, dev)  # cudaDevAttrComputeCapabilityMajor
             if major.value == 9 and lib.fp2_sm90_supports_shape(ctypes.byref(p)) == OK:
                 p.kernel = KERNEL_SM90
+        # Synchronous: the plan is on the device for any stream when it returns.
         _check(lib.fp2_plan_create(ctypes.byref(p), batch, (ctypes.c_int * batch)(*lq),
                                    (ctypes.c_int * batch)(*lk), ctypes.byref(plan)))
-        # fp2_plan_create copies on the legacy stream, which a non-blocking stream does not wait for.
-        _cuda("cudaDeviceSynchronize")
     entry = _plans[key] = _Entry(p, plan, lib.fp2_workspace_bytes(ctypes.byref(p), ctypes.byref(plan)))
     return entry
 

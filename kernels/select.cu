@@ -370,7 +370,7 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
   if (workspace_bytes < fp2_select_workspace_bytes(plan))
     return fp2_fail(FP2_ERR_ARG, "fp2_select: workspace of %zu bytes is too small", workspace_bytes);
   SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
-                  plan->tile_seq, plan->seg_base,    q,          kbar,       scales,          index->scratch,
+                  plan->tile_seq, plan->seg_base,   q,          kbar,       scales,          index->scratch,
                   index->counts};
   fp2_status st;
   if (p->dim == 128)

@@ -59,22 +59,6 @@ static void stage_inputs(const device_pass *d, const problem *pb) {
   CHECK_CUDA(cudaDeviceSynchronize());
 }
 
-/* The index of the last pass, from the workspace. */
-static int index_download(const device_pass *d, csr_index *c) {
-  const int nseg = d->plan.nseg;
-  memset(c, 0, sizeof *c);
-  c->nseg = nseg;
-  c->offsets = malloc(sizeof(int) * ((size_t)nseg + 1));
-  c->evaluated = malloc((size_t)nseg + 1);
-  memset(c->evaluated, 1, (size_t)nseg + 1);
-  CHECK_CUDA(cudaMemcpy(c->offsets, d->w.index.offsets, sizeof(int) * ((size_t)nseg + 1), cudaMemcpyDeviceToHost));
-  c->nnz = c->offsets[nseg];
-  if (c->nnz < 0 || c->nnz > d->plan.capacity || c->offsets[0] != 0) return -1;
-  c->indices = malloc(sizeof(int) * (size_t)(c->nnz + 1));
-  CHECK_CUDA(cudaMemcpy(c->indices, d->w.index.indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyDeviceToHost));
-  return 0;
-}
-
 /* The last pass's results against the oracle on pb's inputs. */
 static void compare(const device_pass *d, const problem *pb, const char *what) {
   const int fp8 = d->p.dtype == FP2_FP8;
@@ -97,7 +81,8 @@ static void compare(const device_pass *d, const problem *pb, const char *what) {
   for (size_t i = 0; i < d->nq; i++) nonfinite += !isfinite(o[i]);
   EXPECT_MSG(nonfinite == 0, "%s: %zu of %zu output values not written or not finite", what, nonfinite, d->nq);
   csr_index idx;
-  if (index_download(d, &idx) != 0) {
+  char err[320];
+  if (index_download(&d->plan, &d->w.index, &idx, err) != 0 || idx.offsets[0] != 0) {
     EXPECT_MSG(0, "%s: the index's offsets are broken (offsets[0] = %d, %lld blocks, capacity %d)", what,
                idx.offsets[0], (long long)idx.nnz, d->plan.capacity);
   } else {

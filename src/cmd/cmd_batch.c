@@ -32,9 +32,6 @@ typedef struct batch_args {
   int no_singles;
 } batch_args;
 
-static double index_ms(const pipeline_result *r) { return r->times.ms_quant + r->times.ms_pool + r->times.ms_select; }
-static double total_ms(const pipeline_result *r) { return index_ms(r) + r->times.ms_attend; }
-
 /* What each request took when run alone, and its density. */
 typedef struct single_run {
   double total_ms, density;
@@ -53,7 +50,7 @@ static int run_singles(const experiment_run *x, const problem *pb, const pipelin
     if (rc == 0) {
       density_stats d;
       density_measure(&one, &r.index, one.p.correction, &d);
-      singles[b].total_ms = total_ms(&r);
+      singles[b].total_ms = stage_total_ms(&r.times);
       singles[b].density = density_overall(&d);
       density_free(&d);
       pipeline_result_free(&r);
@@ -66,9 +63,9 @@ static int run_singles(const experiment_run *x, const problem *pb, const pipelin
 
 static void print_row(FILE *f, const problem *pb, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
                       const pipeline_result *dense, double singles_ms) {
-  const double total = total_ms(r);
+  const double total = stage_total_ms(&r->times);
   fprintf(f, "%-5s %5d %8lld %8lld %7.2f%% %10.3f %10.3f %10.3f %11.0f %10.3f %8.2fx", dtype_name(dt), pb->batch,
-          (long long)pb->total_q, (long long)pb->total_k, 100 * density_overall(d), index_ms(r), r->times.ms_attend,
+          (long long)pb->total_q, (long long)pb->total_k, 100 * density_overall(d), stage_index_ms(&r->times), r->times.ms_attend,
           total, (double)pb->total_q / total * 1e3, dense->times.ms_attend, dense->times.ms_attend / total);
   if (singles_ms > 0)
     fprintf(f, " %10.3f %8.3f\n", singles_ms, singles_ms / total);
@@ -79,7 +76,7 @@ static void print_row(FILE *f, const problem *pb, fp2_dtype dt, const density_st
 static void add_row(report *rep, const problem *pb, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
                     const pipeline_result *dense, const single_run *singles, double singles_ms) {
   cJSON *row = report_add_row(rep);
-  const double total = total_ms(r);
+  const double total = stage_total_ms(&r->times);
   report_put_string(row, "dtype", dtype_name(dt));
   report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "requests", pb->batch);
@@ -87,7 +84,7 @@ static void add_row(report *rep, const problem *pb, fp2_dtype dt, const density_
   report_put_number(row, "total_k", (double)pb->total_k);
   rows_put_density(row, d);
   rows_put_stage_times(row, r);
-  report_put_number(row, "index_ms", index_ms(r));
+  report_put_number(row, "index_ms", stage_index_ms(&r->times));
   report_put_number(row, "total_ms", total);
   report_put_number(row, "tokens_per_s", (double)pb->total_q / total * 1e3);
   report_put_number(row, "attend_tflops", flops_sparse(d) / r->times.ms_attend / 1e9);

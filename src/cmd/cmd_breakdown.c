@@ -34,10 +34,10 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   density_stats d;
   density_measure(pb, &on.index, 1, &d);
   const double corr = on.times.ms_attend - off.times.ms_attend;
-  const double total = on.times.ms_quant + on.times.ms_pool + on.times.ms_select + on.times.ms_attend;
+  const double total = stage_total_ms(&on.times);
   fprintf(x->txt, "%7lld %8.2f%% %9.3f %9.3f %9.3f %10.3f %10.3f %10.3f  index %.1f%%, correction %.1f%%\n",
           (long long)len, 100 * density_overall(&d), on.times.ms_quant, on.times.ms_pool, on.times.ms_select, off.times.ms_attend, corr, total,
-          100 * (on.times.ms_quant + on.times.ms_pool + on.times.ms_select) / total, 100 * corr / total);
+          100 * stage_index_ms(&on.times) / total, 100 * corr / total);
   fflush(x->txt);
   if (x->rep) {
     cJSON *row = report_add_row(x->rep);

@@ -29,7 +29,7 @@ static int one_pass(const experiment_run *x, problem *pb, pass_total *t, char *e
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
   t->kernel = r.kernel;
-  t->index_ms += r.times.ms_quant + r.times.ms_pool + r.times.ms_select;
+  t->index_ms += stage_index_ms(&r.times);
   t->attend_ms += r.times.ms_attend;
   t->computed += d.computed;
   t->causal += d.causal;

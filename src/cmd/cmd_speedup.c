@@ -33,7 +33,7 @@ static void print_header(FILE *f) {
 /* r: the sparse pass; nc: the same index without correction. A ratio in brackets is against nc. */
 static void print_row(FILE *f, int64_t len, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
                       const pipeline_result *nc, const peer_timing *b, int nb) {
-  const double index_ms = r->times.ms_quant + r->times.ms_pool + r->times.ms_select, total = index_ms + r->times.ms_attend;
+  const double index_ms = stage_index_ms(&r->times), total = stage_total_ms(&r->times);
   fprintf(f, "%7lld %-5s %7.2f%% %9.3f %9.3f %9.3f %9.3f %10.1f ", (long long)len, dtype_name(dt),
           100 * density_overall(d), index_ms, r->times.ms_attend, nc->times.ms_attend, total, flops_sparse(d) / r->times.ms_attend / 1e9);
   for (int i = 0; i < nb; i++) {
@@ -50,7 +50,7 @@ static void print_row(FILE *f, int64_t len, fp2_dtype dt, const density_stats *d
 static void add_row(report *rep, int64_t len, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
                     const pipeline_result *nc, const peer_timing *b, int nb, const peer_skip *skipped, int nskipped) {
   cJSON *row = report_add_row(rep);
-  const double index_ms = r->times.ms_quant + r->times.ms_pool + r->times.ms_select, total = index_ms + r->times.ms_attend;
+  const double index_ms = stage_index_ms(&r->times), total = stage_total_ms(&r->times);
   report_put_number(row, "len", (double)len);
   report_put_string(row, "dtype", dtype_name(dt));
   report_put_string(row, "kernel", r->kernel);

@@ -70,7 +70,7 @@ static void print_point(FILE *f, fp2_dtype dt, double alpha, const sweep_point *
   char needle[16];
   format_percent(needle, sizeof needle, s->needle_rows ? s->needle : NAN, 0);
   fprintf(f, "%-5s %7.4f %8.2f%% %10.3f %12.4f %12.4f %9.2f%% %8s\n", dtype_name(dt), alpha,
-          100 * s->density, s->r.times.ms_quant + s->r.times.ms_pool + s->r.times.ms_select + s->r.times.ms_attend, s->with.err,
+          100 * s->density, stage_total_ms(&s->r.times), s->with.err,
           s->without.err, 100 * s->with.mass_recall, needle);
 }
 

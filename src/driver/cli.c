@@ -452,6 +452,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *summary, con
   return 0;
 }
 
+#define LEN_MAX (1 << 24) /* tokens of one sequence or request (16m) */
+
 /* --requests: each request within the lengths --len takes, no more queries than keys, and a
    batch whose rows and segments the library's 32-bit counts hold (g: the group size). */
 static int requests_validate(const fp2_opts *o, int64_t g, char *err) {
@@ -459,7 +461,7 @@ static int requests_validate(const fp2_opts *o, int64_t g, char *err) {
   const int64_t limit = INT32_MAX / 2;
   int64_t tiles = 0, queries = 0;
   for (int b = 0; b < r->n; b++) {
-    if (r->lk[b] <= 0 || r->lk[b] > (1 << 24) || r->lq[b] <= 0 || r->lq[b] > r->lk[b]) {
+    if (r->lk[b] <= 0 || r->lk[b] > LEN_MAX || r->lq[b] <= 0 || r->lq[b] > r->lk[b]) {
       err_set(err, "--requests: request %d (%lld/%lld) needs 1 <= queries <= keys <= 16m", b + 1,
               (long long)r->lq[b], (long long)r->lk[b]);
       return -1;
@@ -481,7 +483,7 @@ static int requests_validate(const fp2_opts *o, int64_t g, char *err) {
 
 int opts_validate(const fp2_opts *o, char *err) {
   for (int i = 0; i < o->shape.lens.n; i++)
-    if (o->shape.lens.v[i] <= 0 || o->shape.lens.v[i] > (1 << 24)) {
+    if (o->shape.lens.v[i] <= 0 || o->shape.lens.v[i] > LEN_MAX) {
       err_set(err, "--len: %lld is outside 1..16m", (long long)o->shape.lens.v[i]);
       return -1;
     }

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "numeric.h"
@@ -45,4 +46,29 @@ float *operands_download(const void *dev, size_t n, int fp8, char *err) {
   }
   free(host);
   return out;
+}
+
+int index_download(const fp2_plan *plan, const fp2_index *dev, csr_index *c, char *err) {
+  memset(c, 0, sizeof *c);
+  c->nseg = plan->nseg;
+  c->offsets = xmalloc(sizeof(int) * ((size_t)plan->nseg + 1));
+  c->evaluated = xmalloc((size_t)(plan->nseg ? plan->nseg : 1));
+  memset(c->evaluated, 1, (size_t)(plan->nseg ? plan->nseg : 1));
+  cudaError_t e = cudaMemcpy(c->offsets, dev->offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    err_set(err, "copying the index back failed: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  c->nnz = c->offsets[plan->nseg];
+  if (c->nnz < 0 || c->nnz > plan->capacity) {
+    err_set(err, "the gpu index holds %lld blocks, beyond its capacity %d", (long long)c->nnz, plan->capacity);
+    return -1;
+  }
+  c->indices = xmalloc(sizeof(int) * (size_t)(c->nnz ? c->nnz : 1));
+  e = cudaMemcpy(c->indices, dev->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    err_set(err, "copying the index back failed: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  return 0;
 }

@@ -5,10 +5,18 @@
 
 #include <stddef.h>
 
+#include "fp2.h"
+#include "reference.h"
+
 /* Converts n values and copies them into the device array dev. 0, or -1 with err. */
 int operands_upload(void *dev, const float *x, size_t n, int fp8, char *err);
 
 /* Copies n device operands back as f32 values (the caller frees them); NULL with err. */
 float *operands_download(const void *dev, size_t n, int fp8, char *err);
+
+/* The CSR index of dev ([plan->nseg + 1] offsets, then block ids) copied back into c, every
+   segment marked evaluated (the caller frees it with csr_free). 0, or -1 with err: a copy
+   failed, or the offsets claim more blocks than plan->capacity. */
+int index_download(const fp2_plan *plan, const fp2_index *dev, csr_index *c, char *err);
 
 #endif

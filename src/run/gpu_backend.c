@@ -83,25 +83,6 @@ fail:
   return -1;
 }
 
-static int download_index(const fp2_plan *plan, const fp2_index *dev, csr_index *c, char *err) {
-  memset(c, 0, sizeof *c);
-  c->nseg = plan->nseg;
-  c->offsets = xmalloc(sizeof(int) * ((size_t)plan->nseg + 1));
-  c->evaluated = xmalloc((size_t)(plan->nseg ? plan->nseg : 1));
-  memset(c->evaluated, 1, (size_t)(plan->nseg ? plan->nseg : 1));
-  CUDA_GOTO(cudaMemcpy(c->offsets, dev->offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost), fail);
-  c->nnz = c->offsets[plan->nseg];
-  if (c->nnz < 0 || c->nnz > plan->capacity) {
-    err_set(err, "the gpu index holds %lld blocks, beyond its capacity %d", (long long)c->nnz, plan->capacity);
-    return -1;
-  }
-  c->indices = xmalloc(sizeof(int) * (size_t)(c->nnz ? c->nnz : 1));
-  CUDA_GOTO(cudaMemcpy(c->indices, dev->indices, sizeof(int) * (size_t)c->nnz, cudaMemcpyDeviceToHost), fail);
-  return 0;
-fail:
-  return -1;
-}
-
 static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_buffers *d, pipeline_result *out,
                         char *err) {
   const fp2_params *p = &pb->p;
@@ -204,7 +185,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   out->times.ms_select = stats_median(out->times.t_select, trials);
   out->times.ms_attend = stats_median(out->times.t_attend, trials);
   out->max_blocks = plan.max_blocks;
-  if (download_index(&plan, &d.w.index, &out->index, err) != 0) goto fail;
+  if (index_download(&plan, &d.w.index, &out->index, err) != 0) goto fail;
   out->gpu.scales[0] = out->gpu.scales[1] = out->gpu.scales[2] = 1.0f;
   if (fp8) CUDA_GOTO(cudaMemcpy(out->gpu.scales, d.w.scales, sizeof out->gpu.scales, cudaMemcpyDeviceToHost), fail);
   out->kbar_scale = out->gpu.scales[1];

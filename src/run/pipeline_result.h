@@ -28,6 +28,10 @@ typedef struct stage_times {
   double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
 } stage_times;
 
+/* The index stage (quantise + pool + select) and the whole pass, from the medians. */
+static inline double stage_index_ms(const stage_times *t) { return t->ms_quant + t->ms_pool + t->ms_select; }
+static inline double stage_total_ms(const stage_times *t) { return stage_index_ms(t) + t->ms_attend; }
+
 /* The gpu's operands as its kernels computed on them, for comparing with the host's. */
 typedef struct gpu_operands {
   float *q_op, *k_op, *v_op; /* FP8, with keep_outputs: the e4m3 code values the kernels quantised */
