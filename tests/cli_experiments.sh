@@ -137,5 +137,16 @@ for section in text.split("\n## ")[1:]:
     assert not inner, "a statement of the paper inside another: " + str(inner[:1])
 PY
 
+# --report-only runs nothing and re-assembles the report from the JSON gathered in the folder.
+"$bin" reproduce --report-only --steps chunked --dir "$dir/rep" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "reproduce --report-only --steps is not a usage error"
+sums=$(cat "$dir"/rep/*.json | md5sum)
+rm -f "$dir/rep/REPORT.md"
+"$bin" reproduce --report-only --dir "$dir/rep" >/dev/null 2>"$dir/err.txt" ||
+  fail "reproduce --report-only failed: $(tail -3 "$dir/err.txt")"
+[ "$(grep -c '^## ' "$dir/rep/REPORT.md" 2>/dev/null)" = 12 ] || fail "REPORT.md of --report-only does not have 12 sections"
+grep -q "^Not run yet\|^Failed in this run" "$dir/rep/REPORT.md" && fail "REPORT.md of --report-only misses a result"
+[ "$(cat "$dir"/rep/*.json | md5sum)" = "$sums" ] || fail "reproduce --report-only changed a result"
+
 [ $failures -eq 0 ] || { echo "cli_experiments.sh: $failures failure(s)" >&2; exit 1; }
 echo "cli_experiments.sh: ok"

@@ -185,7 +185,7 @@ static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], 
 
 int cmd_reproduce(int argc, char **argv) {
   const char *dir = NULL, *list = NULL;
-  int small = 0, quick = 0;
+  int small = 0, quick = 0, report_only = 0;
   char names[512], steps_help[640];
   snprintf(steps_help, sizeof steps_help, "run only these steps, comma-separated (default: all): %s",
            step_names(names, sizeof names));
@@ -194,6 +194,9 @@ int cmd_reproduce(int argc, char **argv) {
       {"--steps", OPT_STRING, &list, "NAME[,NAME...]", steps_help},
       {"--quick", OPT_FLAG, &quick, NULL, "every step at 16K only: a smoke run of a few minutes on a GPU"},
       {"--small", OPT_FLAG, &small, NULL, "a tiny size on the cpu backend, to test this driver (numbers mean nothing)"},
+      {"--report-only", OPT_FLAG, &report_only, NULL,
+       "run nothing: assemble REPORT.md from the JSON already in --dir (after results from several runs were "
+       "gathered there)"},
   };
   int rc = cli_parse(argc, argv, "reproduce [options]",
                      "Run every experiment the tool reproduces (speedup on synth:llm and at 5% density,\n"
@@ -205,13 +208,13 @@ int cmd_reproduce(int argc, char **argv) {
                      "one full report.",
                      specs, NOPTS(specs));
   if (rc) return rc == 1 ? EXIT_OK : rc;
-  if (small && quick) {
-    fail("reproduce: --small and --quick exclude each other");
+  if (small + quick + report_only > 1 || (report_only && list)) {
+    fail("reproduce: --small, --quick and --report-only exclude each other, and --report-only runs no --steps");
     return EXIT_USAGE;
   }
   char err[ERR_LEN];
   unsigned char want[NSTEPS];
-  memset(want, list ? 0 : 1, sizeof want);
+  memset(want, list || report_only ? 0 : 1, sizeof want);
   if (list && pick_steps(list, want, err) != 0) {
     fail("reproduce: %s", err);
     return EXIT_USAGE;
