@@ -50,6 +50,10 @@ typedef struct synth_target {
 
 synth_target synth_llm_target(const fp2_params *p, int len);
 
+/* What synth:llm is calibrated to and where each statistic comes from, as one Markdown
+   sentence for reports (the same list as synth.c's header and the README's Data section). */
+extern const char synth_llm_calibration[];
+
 /* Fills pb->q, pb->k, pb->v (and pb->niah for SYNTH_NIAH) for every sequence.
    Returns 0, or -1 when the shape does not suit the model (err says why). */
 int synth_fill(problem *pb, synth_kind kind, uint64_t seed, char *err);

@@ -126,6 +126,8 @@ python3 - "$dir/rep/REPORT.md" <<'PY' || fail "REPORT.md is not as expected"
 import re, sys
 text = open(sys.argv[1]).read()
 assert "| bf16 | oracle | 128K |" in text, "lengths are not written as sizes"   # speedup-llm-bf16's first row
+assert re.search(r"^Data: .*version \d+ in [^;]*`speedup-llm-bf16`.* calibrated to: density 74", text, re.M), \
+    "REPORT.md does not say which synth:llm version each result ran on and what it is calibrated to"
 assert "\\" not in text, "raw LaTeX: " + re.search(r"\S*\\\S*", text).group()
 headings = [l for l in text.splitlines() if l.startswith("## ")]
 assert all(h.endswith(" at 1K, 8:2 heads") for h in headings), "a heading not saying what ran: " + str(headings)

@@ -21,6 +21,7 @@
 #include "report.h"
 #include "report_md.h"
 #include "subprocess.h"
+#include "synth.h"
 
 #define MAX_ARGS 24
 
@@ -142,6 +143,40 @@ static int run_step(const step *s, const char *dir, int extra_argc, char **extra
 static char *small_args[] = {"--len", "1k", "--heads", "8:2", "--dim", "32", "--backend", "cpu"};
 static char *quick_args[] = {"--len", "16k"};
 
+/* The report's data paragraph: which synth:llm version each result in dir ran on (its
+   config.synth_version; results without it are version 1), and what the generator is
+   calibrated to, so that numbers from different versions are never read as one set. */
+static void write_data_note(FILE *md, const char *dir) {
+  char by_version[SYNTH_VERSION + 1][600];
+  for (int v = 0; v <= SYNTH_VERSION; v++) by_version[v][0] = '\0';
+  for (size_t i = 0; i < NSTEPS; i++) {
+    char json[1200], lerr[ERR_LEN];
+    snprintf(json, sizeof json, "%s/%s.json", dir, steps[i].file);
+    cJSON *doc = NULL;
+    if (access(json, F_OK) != 0 || report_load(json, &doc, lerr) != 0) continue;
+    const cJSON *config = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(config, "data");
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(config, "synth_version");
+    const int v = cJSON_IsNumber(version) ? version->valueint : 1;
+    if (cJSON_IsString(data) && strncmp(data->valuestring, "synth:", 6) == 0 && v >= 0 && v <= SYNTH_VERSION) {
+      char *list = by_version[v];
+      snprintf(list + strlen(list), sizeof by_version[v] - strlen(list), "%s`%s`", list[0] ? ", " : "",
+               steps[i].file);
+    }
+    cJSON_Delete(doc);
+  }
+  fprintf(md, "Data: the synthetic sources of `src/synth.c` (the generator's version is in each result's config)");
+  const char *sep = ": ";
+  for (int v = SYNTH_VERSION; v >= 0; v--) {
+    if (!by_version[v][0]) continue;
+    fprintf(md, "%sversion %d in %s", sep, v, by_version[v]);
+    sep = "; ";
+  }
+  fprintf(md, ". `synth:llm` version %d is calibrated to: %s; the measured calibration is in the README's Data "
+              "section.\n\n",
+          SYNTH_VERSION, synth_llm_calibration);
+}
+
 /* REPORT.md from every step's JSON in dir, written to a temporary file and renamed at the end
    (an interrupted run leaves the previous report whole). why[i]: the failure of step i in this
    run, or "". mode: the flag of this run, for the header. Returns the number of results that
@@ -160,6 +195,7 @@ static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], 
                 : strcmp(mode, " --quick") == 0 ? " **The last run was a smoke run with every step at 16K only: not "
                                                   "the paper's lengths.**"
                                                 : "");
+  write_data_note(md, dir);
   int unreadable = 0;
   for (size_t i = 0; i < NSTEPS; i++) {
     char json[1200], lerr[ERR_LEN];
