@@ -32,6 +32,12 @@ To capture a call in a CUDA graph (torch.cuda.graph):
 With out and workspace given and the plan cached, forward allocates nothing and never
 synchronises. The captured graph uses the cached plan: call clear_plans() only when no graph
 that replays one is left.
+
+An engine that calls the pass every step on tensors of the same shapes checks its arguments
+once and then pays only for the call (experiments/binding_overhead.py measures both):
+
+    run = fp2.prepare(q, k, v, cu_q, cu_k, workspace=ws, **options)
+    run(q, k, v, o)  # any torch tensors of q's, k's and v's shapes on that device
 """
 import contextlib
 import ctypes
@@ -166,13 +172,18 @@ class _Array:
 _TYPESTRS = {"<V2": "bf16", "|u1": "uint8", "<i4": "int32", "<f2": "float16", "<f4": "float32"}
 
 
+_torch_dtypes = {}  # torch dtype -> the names _need takes, filled at the first torch tensor
+
+
 def _array(x, name):
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         if not x.is_cuda:
             raise ValueError(f"fp2: {name} must be on a CUDA device, not '{x.device}'")
-        dtype = {torch.bfloat16: "bf16", torch.uint8: "uint8"}.get(x.dtype, str(x.dtype).replace("torch.", ""))
-        return _Array(x.data_ptr(), tuple(x.shape), dtype, x.device.index, x.is_contiguous())
+        if not _torch_dtypes:
+            _torch_dtypes.update({torch.bfloat16: "bf16", torch.uint8: "uint8"})
+        dtype = _torch_dtypes.get(x.dtype) or str(x.dtype).replace("torch.", "")
+        return _Array(x.data_ptr(), tuple(x.shape), dtype, x.get_device(), x.is_contiguous())
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is None:
         raise TypeError(f"fp2: {name} must be a CUDA torch tensor or have __cuda_array_interface__, "
@@ -246,9 +257,10 @@ _plans = {}
 
 
 def _device(device):
-    """A context on the tensors' device (torch's), or none when the interface does not say."""
+    """A context on the tensors' device (torch's), or none when the interface does not say or
+    it is the current one already."""
     torch = sys.modules.get("torch")
-    if torch is not None and device is not None:
+    if torch is not None and device is not None and device != torch.cuda.current_device():
         return torch.cuda.device(device)
     return contextlib.nullcontext()
 
@@ -379,3 +391,60 @@ def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, out=None, workspace=None, st
         _check(_lib().fp2_forward(ctypes.byref(entry.params), ctypes.byref(entry.plan), ctypes.byref(inputs),
                                   wa.ptr, wa.shape[0], handle))
     return out
+
+
+class Prepared:
+    """The pass for one set of shapes, lengths and options, its arguments checked once by
+    prepare: calling it runs fp2_forward on torch tensors of those shapes, bf16, contiguous, on
+    that device, with prepare's workspace, and returns out. It checks only what is cheap to
+    read from a tensor (shape, dtype, device, contiguity), since the pointers may change
+    between calls; like forward with out given, it allocates nothing and never synchronises,
+    and it can be captured in a CUDA graph. It uses the cached plan: clear_plans() only once
+    no Prepared (nor graph) that uses one is left."""
+
+    def __init__(self, entry, q_shape, kv_shape, device, workspace, workspace_ptr):
+        import torch
+        self._torch, self._bf16 = torch, torch.bfloat16
+        self._shapes = (q_shape, kv_shape, kv_shape, q_shape)
+        self._device, self._workspace = device, workspace  # the workspace kept alive with the plan
+        self._inputs = Inputs()
+        self._fixed = (ctypes.byref(entry.params), ctypes.byref(entry.plan), ctypes.byref(self._inputs))
+        self._ws = (workspace_ptr, entry.workspace_bytes)
+
+    def __call__(self, q, k, v, out, stream=None):
+        """o = out: the pass on q, k, v (stream: a torch.cuda.Stream or a cudaStream_t as an
+        int; None: torch's current stream)."""
+        tensors = (q, k, v, out)
+        for t, shape, name in zip(tensors, self._shapes, ("q", "k", "v", "out")):
+            if t.shape != shape or t.dtype != self._bf16 or t.get_device() != self._device or not t.is_contiguous():
+                raise ValueError(f"fp2: {name} must be a contiguous bf16 tensor of shape {list(shape)} on cuda:"
+                                 f"{self._device} (as prepared), not {t.dtype} {list(t.shape)} on {t.device}")
+        inp = self._inputs
+        inp.q, inp.k, inp.v, inp.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+        torch = self._torch
+        with _device(self._device):
+            handle = torch.cuda.current_stream().cuda_stream if stream is None else getattr(stream, "cuda_stream",
+                                                                                             stream)
+            _check(_lib().fp2_forward(*self._fixed, *self._ws, handle))
+        return out
+
+
+def prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, *, workspace=None, **options):
+    """A Prepared pass for torch tensors shaped like q, k, v, with these lengths and options
+    (forward's): the plan is created (allocating and synchronising, once) and the workspace
+    allocated when not given. q, k and v are checked as forward checks them, and only their
+    shapes, dtype and device are kept."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(q, torch.Tensor):
+        raise TypeError("fp2: prepare takes torch tensors (forward takes any __cuda_array_interface__)")
+    qa, ka, va, key = _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options)
+    entry = _entry(key)
+    if workspace is None:
+        workspace = torch.empty(entry.workspace_bytes, dtype=torch.uint8, device=q.device)
+    wa = _need(_array(workspace, "workspace"), "workspace", "uint8", (None,))
+    if wa.ptr % _ALIGN_WORKSPACE != 0:
+        raise ValueError(f"fp2: workspace must be {_ALIGN_WORKSPACE}-byte aligned")
+    if wa.shape[0] < entry.workspace_bytes:
+        raise ValueError(f"fp2: workspace of {wa.shape[0]} bytes, {entry.workspace_bytes} needed")
+    _same_device((qa, wa), "q and workspace")
+    return Prepared(entry, q.shape, k.shape, qa.device, workspace, wa.ptr)

@@ -78,6 +78,8 @@ expect 2 "drawn from a synthetic source" "$bin" batch "${small[@]}" --requests 1
 expect 2 "unknown option '--len'" "$bin" batch "${small[@]}" --len 1k
 expect 2 "--trials: 0 is not positive" "$bin" batch "${small[@]}" --trials 0
 expect 2 "beyond what the index can count" "$bin" batch --backend cpu --heads 1024:1 --requests 16m,16m
+expect 2 "unknown peer 'nope'" "$bin" batch "${small[@]}" --requests 1k --peers cudnn,nope
+expect 2 "which --no-singles turns off" "$bin" batch "${small[@]}" --requests 1k --peers cudnn --no-singles
 
 [ "$failures" -eq 0 ] || { echo "$name: $failures failure(s)" >&2; exit 1; }
 echo "$name: ok"

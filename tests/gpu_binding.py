@@ -7,8 +7,9 @@ queries than keys), random bf16 inputs (normal, never all zeros), 32:8 and 24:8 
 not divide the 128-row tile), D = 128, the portable kernel and, on compute capability 9, the sm90
 one. Each case runs forward eagerly, then captures the same call under torch.cuda.graph with out
 and workspace preallocated, replays it on new inputs copied into the same tensors and checks the
-replay against the reference and, bit for bit, against an eager call on those inputs; and that
-kernel='auto' gives the output of the kernel it should pick.
+replay against the reference and, bit for bit, against an eager call on those inputs; that a
+prepared call (fp2.prepare) gives the eager call's output bit for bit and refuses a tensor of
+another shape; and that kernel='auto' gives the output of the kernel it should pick.
 Run from the repository root: FP2_LIB=build/libfp2.so python3 tests/gpu_binding.py
 Exit codes: 0 all passed, 1 a check failed, 77 no torch or no CUDA GPU."""
 import math
@@ -104,6 +105,17 @@ def one_case(hq, hkv, kernel, seed, is_auto):
     torch.cuda.synchronize()
     check(torch.equal(o, again), f"{what}: graph replay = eager forward, bit for bit",
           f"max difference {(o.double() - again.double()).abs().max().item():.3g}")
+    run = fp2.prepare(q2, k2, v2, cu_q, cu_k, **opts)
+    prepared = torch.full_like(q2, float("nan"))
+    run(q2, k2, v2, prepared)
+    torch.cuda.synchronize()
+    check(torch.equal(prepared, again), f"{what}: prepared call = eager forward, bit for bit",
+          f"max difference {(prepared.double() - again.double()).abs().max().item():.3g}")
+    try:
+        run(q2[1:], k2, v2, prepared)
+        check(False, f"{what}: prepared call refuses q of another shape", "it ran")
+    except ValueError as e:
+        check("as prepared" in str(e), f"{what}: prepared call refuses q of another shape", str(e))
     if is_auto:
         auto = fp2.forward(q2, k2, v2, cu_q, cu_k, alpha=0.0)
         torch.cuda.synchronize()
