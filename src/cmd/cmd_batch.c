@@ -262,12 +262,8 @@ static void begin(void *args, const experiment_run *x) {
 
 static int check_args(void *args, const data_source *src) {
   const batch_args *a = args;
-  char err[ERR_LEN];
   (void)src;
-  if (peers_parse(a->peers, err) != 0) {
-    fail("batch: --peers: %s", err);
-    return EXIT_USAGE;
-  }
+  if (peers_check_option("batch", a->peers) != 0) return EXIT_USAGE;
   if (a->no_singles && strcmp(a->peers, "none") != 0) {
     fail("batch: --peers times each whole prompt alone, which --no-singles turns off");
     return EXIT_USAGE;

@@ -178,13 +178,8 @@ static void begin(void *args, const experiment_run *x) {
 
 static int check_args(void *args, const data_source *src) {
   const speedup_args *a = args;
-  char err[ERR_LEN];
   (void)src;
-  if (peers_parse(a->peers, err) != 0) {
-    fail("speedup: --peers: %s", err);
-    return EXIT_USAGE;
-  }
-  return 0;
+  return peers_check_option("speedup", a->peers);
 }
 
 static const experiment_cmd speedup_cmd = {

@@ -48,6 +48,13 @@ static int check_name(const char *name, void *err) {
 
 int peers_parse(const char *list, char *err) { return each_peer(list, check_name, err); }
 
+int peers_check_option(const char *cmd, const char *list) {
+  char err[ERR_LEN];
+  if (peers_parse(list, err) == 0) return 0;
+  fail("%s: --peers: %s", cmd, err);
+  return EXIT_USAGE;
+}
+
 typedef struct run_ctx {
   const problem *pb;
   int trials;

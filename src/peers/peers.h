@@ -16,6 +16,9 @@
 /* Checks a comma-separated list of peer names ("none" for none). */
 int peers_parse(const char *list, char *err);
 
+/* A command's check of its --peers list: 0, or EXIT_USAGE after saying "<cmd>: --peers: why". */
+int peers_check_option(const char *cmd, const char *list);
+
 /* Times every peer of the list on the problem's operands (BF16; FP8 where the peer has it),
    after checking its output against the oracle. Peers that cannot run are listed in skipped
    with the reason. Returns the number of timings. */
