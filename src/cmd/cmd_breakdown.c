@@ -11,6 +11,7 @@
 #include "error.h"
 #include "experiment.h"
 #include "report.h"
+#include "result_rows.h"
 
 /* One length: the pass with and without correction. */
 static int row(void *args, const experiment_run *x, problem *pb) {
@@ -44,9 +45,7 @@ static int row(void *args, const experiment_run *x, problem *pb) {
     report_put_number(row, "len", (double)len);
     report_put_string(row, "kernel", on.kernel);
     report_put_number(row, "density", density_overall(&d));
-    report_add_times(row, "quantise", on.times.t_quant, on.times.trials);
-    report_add_times(row, "pool", on.times.t_pool, on.times.trials);
-    report_add_times(row, "select", on.times.t_select, on.times.trials);
+    rows_put_index_times(row, &on);
     report_add_times(row, "attend_uncorrected", off.times.t_attend, off.times.trials);
     report_add_times(row, "attend_corrected", on.times.t_attend, on.times.trials);
     report_put_number(row, "correction_ms", corr);

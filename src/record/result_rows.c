@@ -17,9 +17,13 @@ void rows_put_flops(cJSON *row, const density_stats *d) {
   report_put_number(row, "aux_ratio", flops_aux_ratio(d));
 }
 
-void rows_put_stage_times(cJSON *row, const pipeline_result *r) {
+void rows_put_index_times(cJSON *row, const pipeline_result *r) {
   report_add_times(row, "quantise", r->times.t_quant, r->times.trials);
   report_add_times(row, "pool", r->times.t_pool, r->times.trials);
   report_add_times(row, "select", r->times.t_select, r->times.trials);
+}
+
+void rows_put_stage_times(cJSON *row, const pipeline_result *r) {
+  rows_put_index_times(row, r);
   report_add_times(row, "attend", r->times.t_attend, r->times.trials);
 }

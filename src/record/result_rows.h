@@ -14,7 +14,10 @@ void rows_put_density(cJSON *row, const density_stats *d);
    and aux_ratio. */
 void rows_put_flops(cJSON *row, const density_stats *d);
 
-/* Each stage's per-trial times (report_add_times): quantise, pool, select and attend. */
+/* The index stage's per-trial times (report_add_times): quantise, pool and select. */
+void rows_put_index_times(cJSON *row, const pipeline_result *r);
+
+/* Each stage's per-trial times: the index stage's, then attend. */
 void rows_put_stage_times(cJSON *row, const pipeline_result *r);
 
 #endif
