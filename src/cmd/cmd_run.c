@@ -58,13 +58,8 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   rows_put_flops(row, d);
   rows_put_stage_times(row, r);
   report_put_number(row, "attend_tflops", flops_sparse(d) / r->times.ms_attend / 1e9);
-  report_put_number(row, "quality_rows", q->rows);
-  report_put_number(row, "rel_error", q->err);
-  report_put_number(row, "mass_recall", q->mass_recall);
-  if (needle_rows) {
-    report_put_number(row, "needle_recall", needle);
-    report_put_number(row, "needle_rows", needle_rows);
-  }
+  rows_put_quality(row, q);
+  rows_put_needles(row, needle, needle_rows);
 }
 
 static int check_args(void *args, const data_source *src) {

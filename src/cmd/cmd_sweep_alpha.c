@@ -86,10 +86,7 @@ static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, cons
   report_put_number(row, "rel_error_uncorrected", s->without.err);
   report_put_number(row, "mass_recall", s->with.mass_recall);
   report_put_number(row, "quality_rows", s->with.rows);
-  if (s->needle_rows) {
-    report_put_number(row, "needle_recall", s->needle);
-    report_put_number(row, "needle_rows", s->needle_rows);
-  }
+  rows_put_needles(row, s->needle, s->needle_rows);
 }
 
 /* One dtype: every alpha on its problem and on synth:niah of the same shape. */
