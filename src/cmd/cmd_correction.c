@@ -75,6 +75,10 @@ static int row(void *args, const experiment_run *x, problem *pb) {
 static void begin(void *args, const experiment_run *x) {
   const correction_args *a = args;
   experiment_config_set(x->rep, "sparsity", cJSON_CreateDoubleArray(a->sparsity.v, a->sparsity.n)); /* swept */
+  /* Every row runs a forced mask of density 1 - sparsity, not the scored selection. */
+  cJSON *forced = cJSON_CreateArray();
+  for (int i = 0; i < a->sparsity.n; i++) cJSON_AddItemToArray(forced, cJSON_CreateNumber(1.0 - a->sparsity.v[i]));
+  experiment_config_set(x->rep, "forced_density", forced);
   experiment_config_corrections(x->rep);
   fprintf(x->txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
           "extra ms", "overhead");
