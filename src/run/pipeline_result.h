@@ -49,7 +49,7 @@ typedef struct pipeline_result {
   float *output;           /* [total_q, hq, dim] attention output, or NULL */
   gpu_operands gpu;        /* gpu backend only (zero on the cpu) */
   int on_gpu;              /* which backend produced it */
-  const char *kernel;      /* what attended: "sm90" or "portable" (gpu), "oracle" (cpu) */
+  const char *kernel;      /* what attended, as run_choices.h spells it (KERNEL_NAME_*) */
   stage_times times;
 } pipeline_result;
 
