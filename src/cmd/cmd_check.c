@@ -30,6 +30,12 @@ typedef struct check_case {
 
 static const char *const grid_sources[] = {"synth:random", "synth:llm"};
 static const int grid_groups[] = {1, 4, 8};
+#define GRID_SOURCES ((int)(sizeof grid_sources / sizeof grid_sources[0]))
+#define GRID_GROUPS ((int)(sizeof grid_groups / sizeof grid_groups[0]))
+
+/* KV heads of the grid's cases without --heads: 8 on a gpu, as in a model; 1 on the cpu, to
+   keep the fp64 oracle's run short. */
+static int grid_hkv(int backend) { return backend == BACKEND_GPU ? 8 : 1; }
 
 /* Default relative distance to the threshold within which a differing block is a flip:
    the cpu backend rounds the pooled keys (bf16: 2^-9 relative, e4m3: 2^-4) before scoring,
@@ -171,14 +177,14 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
 
 /* The axes the grid sweeps (those not given) as the config records them. */
 static void config_grid(report *rep, const fp2_opts *o, int backend) {
-  const int hkv = backend == BACKEND_GPU ? 8 : 1;
+  const int hkv = grid_hkv(backend);
   if (!o->given.heads) {
     cJSON *hq = cJSON_CreateArray();
-    for (int gi = 0; gi < 3; gi++) cJSON_AddItemToArray(hq, cJSON_CreateNumber(grid_groups[gi] * hkv));
+    for (int gi = 0; gi < GRID_GROUPS; gi++) cJSON_AddItemToArray(hq, cJSON_CreateNumber(grid_groups[gi] * hkv));
     experiment_config_set(rep, "hq", hq);
     experiment_config_set(rep, "hkv", cJSON_CreateNumber(hkv));
   }
-  if (!o->given.data) experiment_config_set(rep, "data", cJSON_CreateStringArray(grid_sources, 2));
+  if (!o->given.data) experiment_config_set(rep, "data", cJSON_CreateStringArray(grid_sources, GRID_SOURCES));
   if (!o->given.dtype) experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(DTYPES_BOTH)));
   if (!o->given.correction) experiment_config_corrections(rep);
 }
@@ -255,15 +261,15 @@ int cmd_check(int argc, char **argv) {
   int ncases = 0, nfailed = 0;
   const int nlens = a.o.shape.lens.n + (a.o.shape.requests.n > 0); /* the batch comes last */
   for (int li = 0; li < nlens; li++)
-    for (int gi = 0; gi < (a.o.given.heads ? 1 : 3); gi++)
-      for (int si = 0; si < (a.o.given.data ? 1 : 2); si++)
+    for (int gi = 0; gi < (a.o.given.heads ? 1 : GRID_GROUPS); gi++)
+      for (int si = 0; si < (a.o.given.data ? 1 : GRID_SOURCES); si++)
         for (int di = 0; di < (a.o.given.dtype ? 1 : 2); di++)
           for (int ci = 0; ci < (a.o.given.correction ? 1 : 2); ci++) {
             const int is_batch = li == a.o.shape.lens.n;
             check_case c = {.len = is_batch ? 0 : a.o.shape.lens.v[li],
                             .requests = is_batch ? &a.o.shape.requests : NULL,
-                            .hq = a.o.given.heads ? a.o.shape.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
-                            .hkv = a.o.given.heads ? a.o.shape.hkv : (backend == BACKEND_GPU ? 8 : 1),
+                            .hq = a.o.given.heads ? a.o.shape.hq : grid_groups[gi] * grid_hkv(backend),
+                            .hkv = a.o.given.heads ? a.o.shape.hkv : grid_hkv(backend),
                             .data = a.o.given.data ? a.o.input.data : grid_sources[si],
                             .dtype = a.o.given.dtype ? (fp2_dtype)a.o.shape.dtype : (fp2_dtype)di,
                             .correction = a.o.given.correction ? 0 : ci == 0};
