@@ -150,10 +150,6 @@ qkv_view problem_operands(const problem *pb) {
   return v;
 }
 
-double problem_source_bytes(const fp2_params *p, int64_t total_q, int64_t total_k) {
-  return 4.0 * (double)p->dim * ((double)total_q * p->hq + 2.0 * (double)total_k * p->hkv);
-}
-
 int problem_max_blocks(const problem *pb) {
   int m = 0;
   for (int b = 0; b < pb->batch; b++)
