@@ -79,12 +79,11 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   char err[ERR_LEN];
   problem pb;
   memset(res, 0, sizeof *res);
-  const source_request rq = experiment_request(&o, c->len);
-  if (source_parse(c->data, &src, err) != 0 || source_build(&src, &rq, &pb, err) != 0) {
+  if (source_parse(c->data, &src, err) != 0) {
     fail("check: %s", err);
     return;
   }
-  problem_prepare(&pb, 1);
+  if (experiment_problem("check", &src, &o, c->len, 1, &pb) != EXIT_OK) return;
   /* A long case, or a batch of many queries, is compared on sampled rows and tiles. */
   const int64_t size = c->requests ? pb.total_q : c->len;
   int max_rows = a->rows > 0 ? a->rows : (size <= 8192 ? (int)(pb.total_q * pb.p.hq) : 4096);
