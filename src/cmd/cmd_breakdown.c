@@ -21,13 +21,11 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   char err[ERR_LEN];
   pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .attend = 1};
   pipeline_result on, off;
-  pb->p.correction = 1;
-  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &on, err) != 0) {
+  if (backend_pipeline_correction(x->backend, pb, 1, &cfg, o->run.trials, &on, err) != 0) {
     fail("breakdown: %s", err);
     return EXIT_RUNTIME;
   }
-  pb->p.correction = 0;
-  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &off, err) != 0) {
+  if (backend_pipeline_correction(x->backend, pb, 0, &cfg, o->run.trials, &off, err) != 0) {
     fail("breakdown: %s", err);
     pipeline_result_free(&on);
     return EXIT_RUNTIME;

@@ -16,11 +16,10 @@ typedef struct correction_args {
   int dtypes;
 } correction_args;
 
-static int attend_times(const experiment_run *x, problem *pb, double density, int correction, pipeline_result *r,
-                        char *err) {
+static int attend_times(const experiment_run *x, const problem *pb, double density, int correction,
+                        pipeline_result *r, char *err) {
   pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->input.seed, .attend = 1};
-  pb->p.correction = correction;
-  return backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, r, err);
+  return backend_pipeline_correction(x->backend, pb, correction, &cfg, x->o->run.trials, r, err);
 }
 
 /* One dtype: every sparsity on its problem. */

@@ -32,17 +32,13 @@ typedef struct sweep_point {
 } sweep_point;
 
 /* The sparse pass at the problem's alpha, with and without correction, and its quality. */
-static int measure(const experiment_run *x, problem *pb, const row_sample *rows, const full_reference *ref,
+static int measure(const experiment_run *x, const problem *pb, const row_sample *rows, const full_reference *ref,
                    sweep_point *out, char *err) {
   pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->input.seed, .attend = 1, .rows = rows,
                          .keep_outputs = 1, .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result off;
-  pb->p.correction = 1;
-  if (backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, &out->r, err) != 0) return -1;
-  pb->p.correction = 0;
-  int rc = backend_pipeline(x->backend, pb, &cfg, 1, &off, err);
-  pb->p.correction = 1;
-  if (rc != 0) {
+  if (backend_pipeline_correction(x->backend, pb, 1, &cfg, x->o->run.trials, &out->r, err) != 0) return -1;
+  if (backend_pipeline_correction(x->backend, pb, 0, &cfg, 1, &off, err) != 0) {
     pipeline_result_free(&out->r);
     return -1;
   }
