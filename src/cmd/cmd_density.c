@@ -40,12 +40,12 @@ static void measure_rows(const problem *pb, const fp2_opts *o, int max_rows, den
                          .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result r;
   cpu_pipeline(pb, &cfg, &r); /* the index; the sampled rows alone are attended below */
-  float *o_rows = xmalloc(sizeof(float) * (size_t)(rows.n ? rows.n : 1) * (size_t)pb->p.dim);
-  cpu_attend_rows(pb, &r, PROB_EXACT, &rows, o_rows);
+  float *row_outputs = xmalloc(sizeof(float) * (size_t)(rows.n ? rows.n : 1) * (size_t)pb->p.dim);
+  cpu_attend_rows(pb, &r, PROB_EXACT, &rows, row_outputs);
   full_reference ref;
   full_reference_compute(pb, &rows, &ref);
-  quality_measure_rows(pb, &r.index, &rows, &ref, o_rows, &out->q);
-  free(o_rows);
+  quality_measure_rows(pb, &r.index, &rows, &ref, row_outputs, &out->q);
+  free(row_outputs);
   double *sink = xcalloc((size_t)pb->p.hkv, sizeof(double));
   int *count = xcalloc((size_t)pb->p.hkv, sizeof(int));
   for (int k = 0; k < rows.n; k++) {
