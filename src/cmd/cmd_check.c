@@ -26,6 +26,7 @@ typedef struct check_case {
   const char *data;
   fp2_dtype dtype;
   int correction;
+  uint64_t seed; /* its inputs': --seed, then a step per case (with its axes given, --seed this reruns it) */
 } check_case;
 
 static const char *const grid_sources[] = {"synth:random", "synth:llm"};
@@ -64,7 +65,7 @@ static int64_t compare_operands(const problem *pb, const gpu_operands *gpu) {
          check_codes(gpu->v_op, pb->v_op, nk, NULL);
 }
 
-static void run_case(const check_opts *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
+static void run_case(const check_opts *a, int backend, const check_case *c, case_result *res) {
   fp2_opts o = a->o;
   o.shape.lens.n = 1;
   o.shape.lens.v[0] = c->len;
@@ -74,7 +75,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   o.shape.dtype = c->dtype;
   o.select.no_correction = !c->correction;
   o.input.data = c->data;
-  o.input.seed = (int64_t)seed;
+  o.input.seed = (int64_t)c->seed;
   data_source src;
   char err[ERR_LEN];
   problem pb;
@@ -88,8 +89,8 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   const int64_t size = c->requests ? pb.total_q : c->len;
   int max_rows = a->rows > 0 ? a->rows : (size <= 8192 ? (int)(pb.total_q * pb.p.hq) : 4096);
   row_sample rows;
-  sample_rows(&pb, max_rows, seed, &rows);
-  pipeline_config cfg = {.density = -1, .seed = seed, .attend = 1, .rows = &rows, .keep_outputs = 1,
+  sample_rows(&pb, max_rows, c->seed, &rows);
+  pipeline_config cfg = {.density = -1, .seed = c->seed, .attend = 1, .rows = &rows, .keep_outputs = 1,
                          .pooled = POOLED_ROUNDED, .prob = PROB_EMULATED};
   pipeline_result r;
   const float *kbar_ref;
@@ -109,7 +110,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
     res->pooled_error = check_pooled(&pb, r.k_mean, r.v_mean);
     if (size > 8192) {
       free(r.index.evaluated);
-      r.index.evaluated = sample_tiles(&pb, 64, seed);
+      r.index.evaluated = sample_tiles(&pb, 64, c->seed);
     }
   } else {
     cpu_pipeline(&pb, &cfg, &r);
@@ -158,6 +159,7 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
   report_put_string(row, "data", c->data);
   report_put_string(row, "dtype", dtype_name(c->dtype));
   report_put(row, "correction", cJSON_CreateBool(c->correction));
+  report_put_number(row, "seed", (double)c->seed);
   report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "index_blocks", (double)r->index.blocks);
   report_put_number(row, "index_flips", (double)r->index.flips);
@@ -271,9 +273,10 @@ int cmd_check(int argc, char **argv) {
                             .hkv = a.o.given.heads ? a.o.shape.hkv : grid_hkv(backend),
                             .data = a.o.given.data ? a.o.input.data : grid_sources[si],
                             .dtype = a.o.given.dtype ? (fp2_dtype)a.o.shape.dtype : (fp2_dtype)di,
-                            .correction = a.o.given.correction ? 0 : ci == 0};
+                            .correction = a.o.given.correction ? 0 : ci == 0,
+                            .seed = (uint64_t)a.o.input.seed + 7919u * (uint64_t)ncases};
             case_result r;
-            run_case(&a, backend, &c, (uint64_t)a.o.input.seed + 7919u * (uint64_t)ncases, &r);
+            run_case(&a, backend, &c, &r);
             print_case(txt, &c, &r);
             fflush(txt);
             if (rep) add_row(rep, &c, &r);
