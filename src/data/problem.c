@@ -15,7 +15,8 @@ int niah_needle_of(const niah_info *ni, int pos) {
   return k < ni->n ? k : ni->n - 1;
 }
 
-/* Lengths, prefix sums and totals; no tensor storage. */
+/* Lengths, prefix sums and totals; no tensor storage. fp2_plan_create (kernels/plan.c) sums the
+   same on its side for the device: the library has no host function for them to share yet. */
 static void problem_geometry(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk) {
   memset(pb, 0, sizeof *pb);
   pb->p = *p;
