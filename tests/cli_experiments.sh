@@ -38,6 +38,7 @@ assert d["experiment"] == "correction" and d["config"]["paper"]["paper_values"],
 rows = d["rows"]
 assert [r["sparsity"] for r in rows] == [0, 0.9, 0, 0.9], rows
 assert d["config"]["dtype"] == "both", d["config"]
+assert d["config"]["forced_density"] == [1, 1 - 0.9], d["config"]  # what the rows ran, not null
 assert all(r["attend_corrected"]["n"] >= 1 and r["flops_correction"] >= 0 for r in rows), rows
 assert rows[0]["density"] == 1.0 and rows[0]["flops_correction"] == 0, rows[0]
 PY

@@ -104,11 +104,24 @@ PY
 # check on the cpu backend over its grid at small sizes; it must pass.
 "$bin" check --backend cpu --len 600 --rows 64 --out "$dir/check.json" >"$dir/check.txt" 2>"$dir/err.txt" ||
   fail "check failed: $(cat "$dir/check.txt" "$dir/err.txt")"
-python3 - "$dir/check.json" <<'PY' || fail "check's JSON is not as expected"
+python3 - "$dir/check.json" >"$dir/case.txt" <<'PY' || fail "check's JSON is not as expected"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["experiment"] == "check" and len(d["rows"]) == 24, len(d["rows"])
 assert all(r["ok"] and r["index_mismatches"] == 0 for r in d["rows"]), d["rows"]
+assert d["rows"][0]["seed"] == d["config"]["seed"] and len({r["seed"] for r in d["rows"]}) == 24, d["rows"]
+case = d["rows"][7]  # its axes given and its seed: the same case again
+print(f'--heads {case["hq"]}:{case["hkv"]} --data {case["data"]} --dtype {case["dtype"]} --seed {case["seed"]}'
+      + ('' if case["correction"] else ' --no-correction'))
+PY
+# shellcheck disable=SC2046
+"$bin" check --backend cpu --len 600 --rows 64 $(cat "$dir/case.txt") --out "$dir/case.json" >/dev/null 2>&1 ||
+  fail "check of one case failed: $(cat "$dir/case.txt")"
+python3 - "$dir/check.json" "$dir/case.json" <<'PY' || fail "check's recorded seed does not rerun its case"
+import json, math, sys
+want, got = json.load(open(sys.argv[1]))["rows"][7], json.load(open(sys.argv[2]))["rows"][0]
+same = lambda a, b: math.isclose(a, b, rel_tol=1e-9) if isinstance(a, float) else a == b  # sums in another order
+assert got.keys() == want.keys() and all(same(got[k], want[k]) for k in want), (want, got)
 PY
 
 # speedup on the cpu backend: it says that it times nothing and gives the density alone (no

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "experiment.h"
 #include "report.h"
+#include "result_rows.h"
 
 /* One length: the pass with and without correction. */
 static int row(void *args, const experiment_run *x, problem *pb) {
@@ -20,13 +21,11 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   char err[ERR_LEN];
   pipeline_config cfg = {.density = o->input.density, .seed = (uint64_t)o->input.seed, .attend = 1};
   pipeline_result on, off;
-  pb->p.correction = 1;
-  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &on, err) != 0) {
+  if (backend_pipeline_correction(x->backend, pb, 1, &cfg, o->run.trials, &on, err) != 0) {
     fail("breakdown: %s", err);
     return EXIT_RUNTIME;
   }
-  pb->p.correction = 0;
-  if (backend_pipeline(x->backend, pb, &cfg, o->run.trials, &off, err) != 0) {
+  if (backend_pipeline_correction(x->backend, pb, 0, &cfg, o->run.trials, &off, err) != 0) {
     fail("breakdown: %s", err);
     pipeline_result_free(&on);
     return EXIT_RUNTIME;
@@ -44,9 +43,7 @@ static int row(void *args, const experiment_run *x, problem *pb) {
     report_put_number(row, "len", (double)len);
     report_put_string(row, "kernel", on.kernel);
     report_put_number(row, "density", density_overall(&d));
-    report_add_times(row, "quantise", on.times.t_quant, on.times.trials);
-    report_add_times(row, "pool", on.times.t_pool, on.times.trials);
-    report_add_times(row, "select", on.times.t_select, on.times.trials);
+    rows_put_index_times(row, &on);
     report_add_times(row, "attend_uncorrected", off.times.t_attend, off.times.trials);
     report_add_times(row, "attend_corrected", on.times.t_attend, on.times.trials);
     report_put_number(row, "correction_ms", corr);

@@ -26,10 +26,17 @@ typedef struct check_case {
   const char *data;
   fp2_dtype dtype;
   int correction;
+  uint64_t seed; /* its inputs': --seed, then a step per case (with its axes given, --seed this reruns it) */
 } check_case;
 
 static const char *const grid_sources[] = {"synth:random", "synth:llm"};
 static const int grid_groups[] = {1, 4, 8};
+#define GRID_SOURCES ((int)(sizeof grid_sources / sizeof grid_sources[0]))
+#define GRID_GROUPS ((int)(sizeof grid_groups / sizeof grid_groups[0]))
+
+/* KV heads of the grid's cases without --heads: 8 on a gpu, as in a model; 1 on the cpu, to
+   keep the fp64 oracle's run short. */
+static int grid_hkv(int backend) { return backend == BACKEND_GPU ? 8 : 1; }
 
 /* Default relative distance to the threshold within which a differing block is a flip:
    the cpu backend rounds the pooled keys (bf16: 2^-9 relative, e4m3: 2^-4) before scoring,
@@ -58,7 +65,7 @@ static int64_t compare_operands(const problem *pb, const gpu_operands *gpu) {
          check_codes(gpu->v_op, pb->v_op, nk, NULL);
 }
 
-static void run_case(const check_opts *a, int backend, const check_case *c, uint64_t seed, case_result *res) {
+static void run_case(const check_opts *a, int backend, const check_case *c, case_result *res) {
   fp2_opts o = a->o;
   o.shape.lens.n = 1;
   o.shape.lens.v[0] = c->len;
@@ -68,23 +75,22 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
   o.shape.dtype = c->dtype;
   o.select.no_correction = !c->correction;
   o.input.data = c->data;
-  o.input.seed = (int64_t)seed;
+  o.input.seed = (int64_t)c->seed;
   data_source src;
   char err[ERR_LEN];
   problem pb;
   memset(res, 0, sizeof *res);
-  const source_request rq = experiment_request(&o, c->len);
-  if (source_parse(c->data, &src, err) != 0 || source_build(&src, &rq, &pb, err) != 0) {
+  if (source_parse(c->data, &src, err) != 0) {
     fail("check: %s", err);
     return;
   }
-  problem_prepare(&pb, 1);
+  if (experiment_problem("check", &src, &o, c->len, 1, &pb) != EXIT_OK) return;
   /* A long case, or a batch of many queries, is compared on sampled rows and tiles. */
   const int64_t size = c->requests ? pb.total_q : c->len;
   int max_rows = a->rows > 0 ? a->rows : (size <= 8192 ? (int)(pb.total_q * pb.p.hq) : 4096);
   row_sample rows;
-  sample_rows(&pb, max_rows, seed, &rows);
-  pipeline_config cfg = {.density = -1, .seed = seed, .attend = 1, .rows = &rows, .keep_outputs = 1,
+  sample_rows(&pb, max_rows, c->seed, &rows);
+  pipeline_config cfg = {.density = -1, .seed = c->seed, .attend = 1, .rows = &rows, .keep_outputs = 1,
                          .pooled = POOLED_ROUNDED, .prob = PROB_EMULATED};
   pipeline_result r;
   const float *kbar_ref;
@@ -104,7 +110,7 @@ static void run_case(const check_opts *a, int backend, const check_case *c, uint
     res->pooled_error = check_pooled(&pb, r.k_mean, r.v_mean);
     if (size > 8192) {
       free(r.index.evaluated);
-      r.index.evaluated = sample_tiles(&pb, 64, seed);
+      r.index.evaluated = sample_tiles(&pb, 64, c->seed);
     }
   } else {
     cpu_pipeline(&pb, &cfg, &r);
@@ -153,6 +159,7 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
   report_put_string(row, "data", c->data);
   report_put_string(row, "dtype", dtype_name(c->dtype));
   report_put(row, "correction", cJSON_CreateBool(c->correction));
+  report_put_number(row, "seed", (double)c->seed);
   report_put_string(row, "kernel", r->kernel);
   report_put_number(row, "index_blocks", (double)r->index.blocks);
   report_put_number(row, "index_flips", (double)r->index.flips);
@@ -171,14 +178,14 @@ static void add_row(report *rep, const check_case *c, const case_result *r) {
 
 /* The axes the grid sweeps (those not given) as the config records them. */
 static void config_grid(report *rep, const fp2_opts *o, int backend) {
-  const int hkv = backend == BACKEND_GPU ? 8 : 1;
+  const int hkv = grid_hkv(backend);
   if (!o->given.heads) {
     cJSON *hq = cJSON_CreateArray();
-    for (int gi = 0; gi < 3; gi++) cJSON_AddItemToArray(hq, cJSON_CreateNumber(grid_groups[gi] * hkv));
+    for (int gi = 0; gi < GRID_GROUPS; gi++) cJSON_AddItemToArray(hq, cJSON_CreateNumber(grid_groups[gi] * hkv));
     experiment_config_set(rep, "hq", hq);
     experiment_config_set(rep, "hkv", cJSON_CreateNumber(hkv));
   }
-  if (!o->given.data) experiment_config_set(rep, "data", cJSON_CreateStringArray(grid_sources, 2));
+  if (!o->given.data) experiment_config_set(rep, "data", cJSON_CreateStringArray(grid_sources, GRID_SOURCES));
   if (!o->given.dtype) experiment_config_set(rep, "dtype", cJSON_CreateString(dtypes_name(DTYPES_BOTH)));
   if (!o->given.correction) experiment_config_corrections(rep);
 }
@@ -255,20 +262,21 @@ int cmd_check(int argc, char **argv) {
   int ncases = 0, nfailed = 0;
   const int nlens = a.o.shape.lens.n + (a.o.shape.requests.n > 0); /* the batch comes last */
   for (int li = 0; li < nlens; li++)
-    for (int gi = 0; gi < (a.o.given.heads ? 1 : 3); gi++)
-      for (int si = 0; si < (a.o.given.data ? 1 : 2); si++)
+    for (int gi = 0; gi < (a.o.given.heads ? 1 : GRID_GROUPS); gi++)
+      for (int si = 0; si < (a.o.given.data ? 1 : GRID_SOURCES); si++)
         for (int di = 0; di < (a.o.given.dtype ? 1 : 2); di++)
           for (int ci = 0; ci < (a.o.given.correction ? 1 : 2); ci++) {
             const int is_batch = li == a.o.shape.lens.n;
             check_case c = {.len = is_batch ? 0 : a.o.shape.lens.v[li],
                             .requests = is_batch ? &a.o.shape.requests : NULL,
-                            .hq = a.o.given.heads ? a.o.shape.hq : grid_groups[gi] * (backend == BACKEND_GPU ? 8 : 1),
-                            .hkv = a.o.given.heads ? a.o.shape.hkv : (backend == BACKEND_GPU ? 8 : 1),
+                            .hq = a.o.given.heads ? a.o.shape.hq : grid_groups[gi] * grid_hkv(backend),
+                            .hkv = a.o.given.heads ? a.o.shape.hkv : grid_hkv(backend),
                             .data = a.o.given.data ? a.o.input.data : grid_sources[si],
                             .dtype = a.o.given.dtype ? (fp2_dtype)a.o.shape.dtype : (fp2_dtype)di,
-                            .correction = a.o.given.correction ? 0 : ci == 0};
+                            .correction = a.o.given.correction ? 0 : ci == 0,
+                            .seed = (uint64_t)a.o.input.seed + 7919u * (uint64_t)ncases};
             case_result r;
-            run_case(&a, backend, &c, (uint64_t)a.o.input.seed + 7919u * (uint64_t)ncases, &r);
+            run_case(&a, backend, &c, &r);
             print_case(txt, &c, &r);
             fflush(txt);
             if (rep) add_row(rep, &c, &r);

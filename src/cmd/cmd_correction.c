@@ -16,11 +16,10 @@ typedef struct correction_args {
   int dtypes;
 } correction_args;
 
-static int attend_times(const experiment_run *x, problem *pb, double density, int correction, pipeline_result *r,
-                        char *err) {
+static int attend_times(const experiment_run *x, const problem *pb, double density, int correction,
+                        pipeline_result *r, char *err) {
   pipeline_config cfg = {.density = density, .seed = (uint64_t)x->o->input.seed, .attend = 1};
-  pb->p.correction = correction;
-  return backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, r, err);
+  return backend_pipeline_correction(x->backend, pb, correction, &cfg, x->o->run.trials, r, err);
 }
 
 /* One dtype: every sparsity on its problem. */
@@ -75,6 +74,10 @@ static int row(void *args, const experiment_run *x, problem *pb) {
 static void begin(void *args, const experiment_run *x) {
   const correction_args *a = args;
   experiment_config_set(x->rep, "sparsity", cJSON_CreateDoubleArray(a->sparsity.v, a->sparsity.n)); /* swept */
+  /* Every row runs a forced mask of density 1 - sparsity, not the scored selection. */
+  cJSON *forced = cJSON_CreateArray();
+  for (int i = 0; i < a->sparsity.n; i++) cJSON_AddItemToArray(forced, cJSON_CreateNumber(1.0 - a->sparsity.v[i]));
+  experiment_config_set(x->rep, "forced_density", forced);
   experiment_config_corrections(x->rep);
   fprintf(x->txt, "%-5s %9s %10s %12s %12s %10s %10s\n", "dtype", "sparsity", "density", "corr. ms", "no corr. ms",
           "extra ms", "overhead");

@@ -40,12 +40,12 @@ static void measure_rows(const problem *pb, const fp2_opts *o, int max_rows, den
                          .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result r;
   cpu_pipeline(pb, &cfg, &r); /* the index; the sampled rows alone are attended below */
-  float *o_rows = xmalloc(sizeof(float) * (size_t)(rows.n ? rows.n : 1) * (size_t)pb->p.dim);
-  cpu_attend_rows(pb, &r, PROB_EXACT, &rows, o_rows);
+  float *row_outputs = xmalloc(sizeof(float) * (size_t)(rows.n ? rows.n : 1) * (size_t)pb->p.dim);
+  cpu_attend_rows(pb, &r, PROB_EXACT, &rows, row_outputs);
   full_reference ref;
   full_reference_compute(pb, &rows, &ref);
-  quality_measure_rows(pb, &r.index, &rows, &ref, o_rows, &out->q);
-  free(o_rows);
+  quality_measure_rows(pb, &r.index, &rows, &ref, row_outputs, &out->q);
+  free(row_outputs);
   double *sink = xcalloc((size_t)pb->p.hkv, sizeof(double));
   int *count = xcalloc((size_t)pb->p.hkv, sizeof(int));
   for (int k = 0; k < rows.n; k++) {
@@ -96,19 +96,14 @@ static void add_row(report *rep, const problem *pb, const csr_index *idx, const 
   report_put_number(row, "segments_evaluated", d->segments_evaluated);
   report_put_number(row, "segments", d->segments);
   rows_put_flops(row, d);
-  report_put_number(row, "mass_recall", m->q.mass_recall);
-  report_put_number(row, "rel_error", m->q.err);
-  report_put_number(row, "quality_rows", m->q.rows);
+  rows_put_quality(row, &m->q);
   report_put_number(row, "sink_dominated_kv_heads", m->sink_heads);
   if (!isnan(m->target.density)) report_put_number(row, "target_density", m->target.density);
   if (!isnan(m->target.recall_min)) {
     report_put_number(row, "target_mass_recall_min", m->target.recall_min);
     report_put_number(row, "target_mass_recall_max", m->target.recall_max);
   }
-  if (m->needle_rows) {
-    report_put_number(row, "needle_recall", m->needle);
-    report_put_number(row, "needle_rows", m->needle_rows);
-  }
+  rows_put_needles(row, m->needle, m->needle_rows);
 }
 
 static int check_args(void *args, const data_source *src) {

@@ -23,7 +23,7 @@ typedef struct run_args {
   int rows;
 } run_args;
 
-static void print_summary(FILE *f, const pipeline_result *r, const density_stats *d, const quality *q,
+static void print_summary(FILE *f, int gpu, const pipeline_result *r, const density_stats *d, const quality *q,
                           double needle, int needle_rows) {
   fprintf(f, "density      %.2f%% of causal pairs   per KV head:", 100 * density_overall(d));
   for (int h = 0; h < d->hkv; h++) fprintf(f, " %.1f", 100 * density_of_head(d, h));
@@ -32,7 +32,7 @@ static void print_summary(FILE *f, const pipeline_result *r, const density_stats
          r->index.nseg ? (double)r->index.nnz / r->index.nseg : 0.0);
   fprintf(f, "flops        sparse %.3g, index %.3g, correction %.3g, auxiliary/sparse %.1f%%\n", flops_sparse(d),
          flops_index(d), flops_correction(d), 100 * flops_aux_ratio(d));
-  if (r->on_gpu) {
+  if (gpu) {
     fprintf(f, "time (gpu)   quantise %.3f ms, pool %.3f ms, select %.3f ms, attend %.3f ms (%s kernel, median of %d)\n",
             r->times.ms_quant, r->times.ms_pool, r->times.ms_select, r->times.ms_attend, r->kernel, r->times.trials);
     fprintf(f, "rate         attend %.1f TFLOP/s over the computed pairs\n", flops_sparse(d) / r->times.ms_attend / 1e9);
@@ -58,13 +58,8 @@ static void add_row(report *rep, const problem *pb, const pipeline_result *r, co
   rows_put_flops(row, d);
   rows_put_stage_times(row, r);
   report_put_number(row, "attend_tflops", flops_sparse(d) / r->times.ms_attend / 1e9);
-  report_put_number(row, "quality_rows", q->rows);
-  report_put_number(row, "rel_error", q->err);
-  report_put_number(row, "mass_recall", q->mass_recall);
-  if (needle_rows) {
-    report_put_number(row, "needle_recall", needle);
-    report_put_number(row, "needle_rows", needle_rows);
-  }
+  rows_put_quality(row, q);
+  rows_put_needles(row, needle, needle_rows);
 }
 
 static int check_args(void *args, const data_source *src) {
@@ -117,7 +112,7 @@ static int row(void *args, const experiment_run *x, problem *pb) {
   full_reference_free(&ref);
   int needle_rows;
   double needle = needle_recall(pb, &r.index, &needle_rows);
-  print_summary(x->txt, &r, &d, &q, needle, needle_rows);
+  print_summary(x->txt, gpu, &r, &d, &q, needle, needle_rows);
 
   int rc = EXIT_OK;
   if (a->dump && pass_dump(a->dump, pb, &r, err) != 0) {

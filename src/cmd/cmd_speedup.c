@@ -132,9 +132,7 @@ static int run_length(const speedup_args *a, const experiment_run *x, problem *p
   pipeline_config nc_cfg = {.density = -1, .index = &r.index, .attend = 1};
   pipeline_result nc_run, *nc = &r;
   const int correction = pb->p.correction;
-  pb->p.correction = 0;
-  rc = correction ? backend_pipeline(x->backend, pb, &nc_cfg, o->run.trials, &nc_run, err) : 0;
-  pb->p.correction = correction;
+  rc = correction ? backend_pipeline_correction(x->backend, pb, 0, &nc_cfg, o->run.trials, &nc_run, err) : 0;
   if (correction && rc == 0) nc = &nc_run;
   if (rc != 0) {
     fail("speedup: without correction: %s", err);

@@ -32,17 +32,13 @@ typedef struct sweep_point {
 } sweep_point;
 
 /* The sparse pass at the problem's alpha, with and without correction, and its quality. */
-static int measure(const experiment_run *x, problem *pb, const row_sample *rows, const full_reference *ref,
+static int measure(const experiment_run *x, const problem *pb, const row_sample *rows, const full_reference *ref,
                    sweep_point *out, char *err) {
   pipeline_config cfg = {.density = -1, .seed = (uint64_t)x->o->input.seed, .attend = 1, .rows = rows,
                          .keep_outputs = 1, .pooled = POOLED_EXACT, .prob = PROB_EXACT};
   pipeline_result off;
-  pb->p.correction = 1;
-  if (backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, &out->r, err) != 0) return -1;
-  pb->p.correction = 0;
-  int rc = backend_pipeline(x->backend, pb, &cfg, 1, &off, err);
-  pb->p.correction = 1;
-  if (rc != 0) {
+  if (backend_pipeline_correction(x->backend, pb, 1, &cfg, x->o->run.trials, &out->r, err) != 0) return -1;
+  if (backend_pipeline_correction(x->backend, pb, 0, &cfg, 1, &off, err) != 0) {
     pipeline_result_free(&out->r);
     return -1;
   }
@@ -86,10 +82,7 @@ static void add_point(report *rep, int64_t len, fp2_dtype dt, double alpha, cons
   report_put_number(row, "rel_error_uncorrected", s->without.err);
   report_put_number(row, "mass_recall", s->with.mass_recall);
   report_put_number(row, "quality_rows", s->with.rows);
-  if (s->needle_rows) {
-    report_put_number(row, "needle_recall", s->needle);
-    report_put_number(row, "needle_rows", s->needle_rows);
-  }
+  rows_put_needles(row, s->needle, s->needle_rows);
 }
 
 /* One dtype: every alpha on its problem and on synth:niah of the same shape. */

@@ -15,7 +15,8 @@ int niah_needle_of(const niah_info *ni, int pos) {
   return k < ni->n ? k : ni->n - 1;
 }
 
-/* Lengths, prefix sums and totals; no tensor storage. */
+/* Lengths, prefix sums and totals; no tensor storage. fp2_plan_create (kernels/plan.c) sums the
+   same on its side for the device: the library has no host function for them to share yet. */
 static void problem_geometry(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk) {
   memset(pb, 0, sizeof *pb);
   pb->p = *p;
@@ -148,10 +149,6 @@ qkv_view problem_source(const problem *pb) {
 qkv_view problem_operands(const problem *pb) {
   qkv_view v = {pb->q_op, pb->k_op, pb->v_op, pb->sq, pb->sk, pb->sv};
   return v;
-}
-
-double problem_source_bytes(const fp2_params *p, int64_t total_q, int64_t total_k) {
-  return 4.0 * (double)p->dim * ((double)total_q * p->hq + 2.0 * (double)total_k * p->hkv);
 }
 
 int problem_max_blocks(const problem *pb) {

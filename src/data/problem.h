@@ -83,7 +83,4 @@ qkv_view problem_operands(const problem *pb);
 /* Largest key-block count of any sequence. */
 int problem_max_blocks(const problem *pb);
 
-/* Bytes of the source tensors, for messages about sizes that do not fit. */
-double problem_source_bytes(const fp2_params *p, int64_t total_q, int64_t total_k);
-
 #endif

@@ -61,17 +61,26 @@ static int json_count(const cJSON *x, uint64_t *v) {
   return 0;
 }
 
+/* The member `key` of tensor t's entry e, which `is` must accept (`kind` names what it wants);
+   NULL with err when it is missing or of another kind. */
+static const cJSON *tensor_member(const cJSON *e, const char *key, cJSON_bool (*is)(const cJSON *), const char *kind,
+                                  const char *path, const tensor *t, char *err) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, key);
+  if (!x) {
+    err_set(err, "'%s': tensor '%s' has no %s", path, t->name, key);
+    return NULL;
+  }
+  if (!is(x)) {
+    err_set(err, "'%s': tensor '%s' has a %s that is not %s", path, t->name, key, kind);
+    return NULL;
+  }
+  return x;
+}
+
 static int parse_dtype(const cJSON *e, const char *path, tensor *t, char *err) {
   static const tensor_dtype known[] = {TENSOR_F32, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_U8};
-  const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "dtype");
-  if (!dtype) {
-    err_set(err, "'%s': tensor '%s' has no dtype", path, t->name);
-    return -1;
-  }
-  if (!cJSON_IsString(dtype)) {
-    err_set(err, "'%s': tensor '%s' has a dtype that is not a string", path, t->name);
-    return -1;
-  }
+  const cJSON *dtype = tensor_member(e, "dtype", cJSON_IsString, "a string", path, t, err);
+  if (!dtype) return -1;
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
     if (strcmp(dtype->valuestring, tensor_dtype_name(known[i])) == 0) {
       t->dtype = known[i];
@@ -85,15 +94,8 @@ static int parse_dtype(const cJSON *e, const char *path, tensor *t, char *err) {
 
 /* Fills t->ndim and t->shape, and the tensor's size in bytes (guarded against overflow). */
 static int parse_shape(const cJSON *e, const char *path, tensor *t, uint64_t *bytes, char *err) {
-  const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
-  if (!shape) {
-    err_set(err, "'%s': tensor '%s' has no shape", path, t->name);
-    return -1;
-  }
-  if (!cJSON_IsArray(shape)) {
-    err_set(err, "'%s': tensor '%s' has a shape that is not an array", path, t->name);
-    return -1;
-  }
+  const cJSON *shape = tensor_member(e, "shape", cJSON_IsArray, "an array", path, t, err);
+  if (!shape) return -1;
   int ndim = cJSON_GetArraySize(shape);
   if (ndim > TENSOR_MAX_DIMS) {
     err_set(err, "'%s': tensor '%s' has %d dimensions, more than %d", path, t->name, ndim,

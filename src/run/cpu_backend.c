@@ -6,6 +6,7 @@
 #include "cpu_backend.h"
 #include "error.h"
 #include "progress.h"
+#include "run_choices.h"
 #include "wallclock.h"
 
 /* Where output row (b, i, head) goes in o [total_q, hq, dim]. */
@@ -100,7 +101,7 @@ void cpu_pipeline(const problem *pb, const pipeline_config *cfg, pipeline_result
     }
   }
   double t3 = wall_ms();
-  out->kernel = "oracle";
+  out->kernel = KERNEL_NAME_ORACLE;
   out->times.trials = 1;
   out->times.t_quant = xcalloc(1, sizeof(double));
   out->times.t_pool = xmalloc(sizeof(double));

@@ -163,7 +163,6 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
     if (up) goto fail;
   }
   for (int i = 0; i <= FP2_STAGES; i++) CUDA_GOTO(cudaEventCreate(&ev.at[i]), fail);
-  out->on_gpu = 1;
   out->kernel = kernel_name(p->kernel);
   out->times.trials = trials;
   out->times.t_quant = xcalloc((size_t)trials + 1, sizeof(double));

@@ -12,4 +12,10 @@
 int backend_pipeline(int backend, const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out,
                      char *err);
 
+/* backend_pipeline with the mean correction on (1) or off (0) for this pass whatever pb->p
+   says, pb left as it is: for the commands that set a pass without correction beside one with
+   it on the same problem. */
+int backend_pipeline_correction(int backend, const problem *pb, int correction, const pipeline_config *cfg, int trials,
+                                pipeline_result *out, char *err);
+
 #endif

@@ -38,7 +38,7 @@ typedef struct gpu_operands {
   float scales[3];           /* dequantisation scales of q, k, v (1 for BF16) */
 } gpu_operands;
 
-/* What a pass produced, which backend and kernel produced it, and how long each stage took. */
+/* What a pass produced, which kernel produced it, and how long each stage took. */
 typedef struct pipeline_result {
   float *k_mean, *v_mean;  /* [hkv, total blocks, dim] f32 means */
   float *kbar, *vbar;      /* pooled operands used by select and correction */
@@ -48,8 +48,7 @@ typedef struct pipeline_result {
   int max_blocks;
   float *output;           /* [total_q, hq, dim] attention output, or NULL */
   gpu_operands gpu;        /* gpu backend only (zero on the cpu) */
-  int on_gpu;              /* which backend produced it */
-  const char *kernel;      /* what attended: "sm90" or "portable" (gpu), "oracle" (cpu) */
+  const char *kernel;      /* what attended, as run_choices.h spells it (KERNEL_NAME_*) */
   stage_times times;
 } pipeline_result;
 

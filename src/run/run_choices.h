@@ -14,9 +14,11 @@ enum { BACKEND_AUTO, BACKEND_CPU, BACKEND_GPU };
 #define BACKEND_CHOICES "auto|cpu|gpu"
 
 /* --kernel: auto picks sm90 where it applies (kernel_auto_pick), portable elsewhere. Results
-   record the kernel that ran by kernel_name, and config.kernel the choice by its name here. */
+   record the kernel that ran by kernel_name (the cpu backend's rows: KERNEL_NAME_ORACLE), and
+   config.kernel the choice by its name here. */
 #define KERNEL_NAME_PORTABLE "portable"
 #define KERNEL_NAME_SM90 "sm90"
+#define KERNEL_NAME_ORACLE "oracle" /* the fp64 oracle attended, on the cpu */
 enum { KERNEL_AUTO, KERNEL_PORTABLE, KERNEL_SM90 };
 #define KERNEL_CHOICES "auto|" KERNEL_NAME_PORTABLE "|" KERNEL_NAME_SM90
 
