@@ -153,15 +153,15 @@ def measure(torch, fp2, name, lq, lk, calls, seed):
 
 
 def run(args):
+    if args.calls < 10:
+        raise UsageError("--calls must be at least 10")
+    batches = parse_batches(args.batches)
     try:
         import torch
     except ImportError:
         raise Absent("torch is not installed")
     if not torch.cuda.is_available():
         raise Absent("no CUDA GPU")
-    if args.calls < 10:
-        raise UsageError("--calls must be at least 10")
-    batches = parse_batches(args.batches)
     import fp2
     rows = [measure(torch, fp2, name, lq, lk, args.calls, 1 + i) for i, (name, lq, lk) in enumerate(batches)]
     fp2.clear_plans()

@@ -4,7 +4,9 @@ structs and constants against the C compiler's layout of fp2.h (printed by fp2_a
 named as the argument), fp2_status mapped to exceptions with fp2_error_message() (through
 FP2_LIB's library, on a call that needs no GPU), and forward's refusals of bad arguments, each
 raised before any CUDA work, on stand-ins with __cuda_array_interface__ (their pointers are never
-used). With torch installed, also a CPU tensor refused. Usage: test_binding.py FP2_ABI.
+used). With torch installed, also a CPU tensor refused. And experiments/binding_overhead.py's
+refusals of bad arguments (exit 2), which come before it needs torch. Usage: test_binding.py
+FP2_ABI.
 Exit codes: 0 all passed, 1 a check failed."""
 import os
 import subprocess
@@ -121,6 +123,16 @@ def check_torch():
     refused("a CPU tensor", ValueError, "q must be on a CUDA device, not 'cpu'", q, q, q, [0, 4], [0, 4])
 
 
+def check_overhead_script():
+    """experiments/binding_overhead.py refuses bad arguments with exit 2 before it needs torch."""
+    script = os.path.join(ROOT, "experiments", "binding_overhead.py")
+    for args, fragment in ((["--batches", "2k/1k"], "more queries than keys"),
+                           (["--batches", "1k;x"], "is not L or LQ/LK"), (["--calls", "5"], "at least 10")):
+        r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+        check(r.returncode == 2 and fragment in r.stderr, f"binding_overhead.py {' '.join(args)}: exit 2",
+              f"exit {r.returncode}: {r.stderr.strip()}")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: test_binding.py FP2_ABI")
@@ -128,6 +140,7 @@ def main():
     check_status()
     check_refusals()
     check_torch()
+    check_overhead_script()
     return finish()
 
 
