@@ -68,12 +68,6 @@ def parse_batches(text):
     return batches
 
 
-def prefix(lengths):
-    cu = [0]
-    for n in lengths:
-        cu.append(cu[-1] + n)
-    return cu
-
 
 def git_commit():
     try:
@@ -88,7 +82,7 @@ def measure(torch, fp2, name, lq, lk, calls, seed):
     q = torch.randn(sum(lq), HQ, D, generator=g, device="cuda").to(torch.bfloat16)
     k = torch.randn(sum(lk), HKV, D, generator=g, device="cuda").to(torch.bfloat16)
     v = torch.randn(sum(lk), HKV, D, generator=g, device="cuda").to(torch.bfloat16)
-    cu_q, cu_k = prefix(lq), prefix(lk)
+    cu_q, cu_k = fp2.prefix_sums(lq), fp2.prefix_sums(lk)
     out = torch.full_like(q, float("nan"))
     ws = torch.empty(fp2.workspace_bytes(q, k, v, cu_q, cu_k), dtype=torch.uint8, device="cuda")
     run = lambda: fp2.forward(q, k, v, cu_q, cu_k, out=out, workspace=ws)  # noqa: E731

@@ -208,6 +208,14 @@ def _need(array, name, dtype, shape):
     return array
 
 
+def prefix_sums(lengths):
+    """cu_seqlens from per-request lengths: [0, L(0), L(0) + L(1), ...]."""
+    cu = [0]
+    for n in lengths:
+        cu.append(cu[-1] + n)
+    return cu
+
+
 def _lengths(cu, name, total):
     """The per-request lengths of host-side prefix sums ending at total."""
     torch = sys.modules.get("torch")
@@ -413,7 +421,7 @@ class Prepared:
 
     def __init__(self, entry, q_shape, kv_shape, device, workspace, workspace_ptr):
         import torch
-        self._torch, self._bf16 = torch, torch.bfloat16
+        self._bf16 = torch.bfloat16
         self._shapes = (q_shape, kv_shape, kv_shape, q_shape)
         self._device, self._workspace = device, workspace  # the workspace kept alive with the plan
         self._inputs = Inputs()
@@ -432,9 +440,7 @@ class Prepared:
         inp = self._inputs
         inp.q, inp.k, inp.v, inp.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
         with _device(self._device):
-            handle = _current_stream(self._torch, self._device) if stream is None else getattr(stream, "cuda_stream",
-                                                                                                  stream)
-            _check(self._forward(*self._fixed, *self._ws, handle))
+            _check(self._forward(*self._fixed, *self._ws, _stream_handle(stream, self._device)))
         return out
 
 

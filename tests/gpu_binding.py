@@ -39,12 +39,6 @@ D = 128
 RTOL, ATOL, L2_TOL = 2 ** -6, 4e-3, 1e-2
 
 
-def prefix(lengths):
-    cu = [0]
-    for n in lengths:
-        cu.append(cu[-1] + n)
-    return cu
-
 
 def inputs(hq, hkv, seed):
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -58,7 +52,7 @@ def dense(q, k, v):
     """Causal attention in float64, each request's queries the last of its positions."""
     hq, hkv = q.shape[1], k.shape[1]
     out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
-    for q0, k0, lq, lk in zip(prefix(LQ), prefix(LK), LQ, LK):
+    for q0, k0, lq, lk in zip(fp2.prefix_sums(LQ), fp2.prefix_sums(LK), LQ, LK):
         qb = q[q0:q0 + lq].double().transpose(0, 1)                                        # [hq, lq, D]
         kb = k[k0:k0 + lk].double().repeat_interleave(hq // hkv, dim=1).transpose(0, 1)  # [hq, lk, D]
         vb = v[k0:k0 + lk].double().repeat_interleave(hq // hkv, dim=1).transpose(0, 1)
@@ -81,7 +75,7 @@ def check_close(o, ref, what):
 
 def one_case(hq, hkv, kernel, seed, is_auto):
     what = f"{hq}:{hkv} heads, kernel {kernel}"
-    cu_q, cu_k = prefix(LQ), prefix(LK)
+    cu_q, cu_k = fp2.prefix_sums(LQ), fp2.prefix_sums(LK)
     opts = dict(alpha=0.0, kernel=kernel)
     q, k, v = inputs(hq, hkv, seed)
     eager = fp2.forward(q, k, v, cu_q, cu_k, **opts)

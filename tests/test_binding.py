@@ -141,6 +141,7 @@ def main():
     check_refusals()
     check_torch()
     check_overhead_script()
+    check(fp2.prefix_sums([300, 1, 7]) == [0, 300, 301, 308], "prefix_sums gives cu_seqlens")
     return finish()
 
 

@@ -126,9 +126,7 @@ static int whole_prompts(const problem *pb) {
   return n;
 }
 
-static void print_peers(FILE *f, const problem *pb, const single_run *singles) {
-  peer_sum sums[PEERS_MAX];
-  const int n = peer_sums(pb, singles, sums);
+static void print_peers(FILE *f, const problem *pb, const peer_sum *sums, int n) {
   for (int j = 0; j < n; j++)
     fprintf(f, "  peer %-10s on %d of %d whole prompts alone: %10.3f ms, ours alone %10.3f ms: %7.2fx\n",
             sums[j].name, sums[j].prompts, whole_prompts(pb), sums[j].ms, sums[j].ours_ms,
@@ -148,7 +146,8 @@ static void print_row(FILE *f, const problem *pb, fp2_dtype dt, const density_st
 }
 
 static void add_row(report *rep, const problem *pb, fp2_dtype dt, const density_stats *d, const pipeline_result *r,
-                    const pipeline_result *dense, const single_run *singles, double singles_ms) {
+                    const pipeline_result *dense, const single_run *singles, double singles_ms, const peer_sum *sums,
+                    int n) {
   cJSON *row = report_add_row(rep);
   const double total = stage_total_ms(&r->times);
   report_put_string(row, "dtype", dtype_name(dt));
@@ -185,8 +184,6 @@ static void add_row(report *rep, const problem *pb, fp2_dtype dt, const density_
     report_put_number(row, "singles_total_ms", singles_ms);
     report_put_number(row, "batch_vs_singles", singles_ms / total);
   }
-  peer_sum sums[PEERS_MAX];
-  const int n = peer_sums(pb, singles, sums);
   if (n) report_put_number(row, "whole_prompts", whole_prompts(pb));
   for (int j = 0; j < n; j++) {
     char key[64];
@@ -235,9 +232,11 @@ static int row(void *args, const experiment_run *x, problem *pb) {
     density_stats d;
     density_measure(pb, &r.index, pb->p.correction, &d);
     print_row(x->txt, pb, dt, &d, &r, &dense, singles_ms);
-    print_peers(x->txt, pb, singles);
+    peer_sum sums[PEERS_MAX];
+    const int nsums = peer_sums(pb, singles, sums);
+    print_peers(x->txt, pb, sums, nsums);
     fflush(x->txt);
-    if (x->rep) add_row(x->rep, pb, dt, &d, &r, &dense, singles, singles_ms);
+    if (x->rep) add_row(x->rep, pb, dt, &d, &r, &dense, singles, singles_ms, sums, nsums);
     density_free(&d);
   }
   singles_free(singles, pb->batch);

@@ -143,18 +143,22 @@ static int run_step(const step *s, const char *dir, int extra_argc, char **extra
 static char *small_args[] = {"--len", "1k", "--heads", "8:2", "--dim", "32", "--backend", "cpu"};
 static char *quick_args[] = {"--len", "16k"};
 
-/* The report's data paragraph: which synth:llm version each result in dir ran on (its
+/* One step's result as write_report finds it in the folder. */
+typedef struct step_result {
+  int present;        /* the JSON file exists */
+  cJSON *doc;         /* parsed, or NULL */
+  char lerr[ERR_LEN]; /* why it could not be read */
+} step_result;
+
+/* The report's data paragraph: which synth:llm version each result ran on (its
    config.synth_version; results without it are version 1), and what the generator is
    calibrated to, so that numbers from different versions are never read as one set. */
-static void write_data_note(FILE *md, const char *dir) {
+static void write_data_note(FILE *md, const step_result *res) {
   char by_version[SYNTH_VERSION + 1][600];
   for (int v = 0; v <= SYNTH_VERSION; v++) by_version[v][0] = '\0';
   for (size_t i = 0; i < NSTEPS; i++) {
-    char json[1200], lerr[ERR_LEN];
-    snprintf(json, sizeof json, "%s/%s.json", dir, steps[i].file);
-    cJSON *doc = NULL;
-    if (access(json, F_OK) != 0 || report_load(json, &doc, lerr) != 0) continue;
-    const cJSON *config = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    if (!res[i].doc) continue;
+    const cJSON *config = cJSON_GetObjectItemCaseSensitive(res[i].doc, "config");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(config, "data");
     const cJSON *version = cJSON_GetObjectItemCaseSensitive(config, "synth_version");
     const int v = cJSON_IsNumber(version) ? version->valueint : 1;
@@ -163,7 +167,6 @@ static void write_data_note(FILE *md, const char *dir) {
       snprintf(list + strlen(list), sizeof by_version[v] - strlen(list), "%s`%s`", list[0] ? ", " : "",
                steps[i].file);
     }
-    cJSON_Delete(doc);
   }
   fprintf(md, "Data: the synthetic sources of `src/synth.c` (the generator's version is in each result's config)");
   const char *sep = ": ";
@@ -177,16 +180,25 @@ static void write_data_note(FILE *md, const char *dir) {
           SYNTH_VERSION, synth_llm_calibration);
 }
 
-/* REPORT.md from every step's JSON in dir, written to a temporary file and renamed at the end
-   (an interrupted run leaves the previous report whole). why[i]: the failure of step i in this
-   run, or "". mode: the flag of this run, for the header. Returns the number of results that
-   could not be read, or -1 with err when the report could not be written. */
+/* REPORT.md from every step's JSON in dir (each read once), written to a temporary file and
+   renamed at the end (an interrupted run leaves the previous report whole). why[i]: the
+   failure of step i in this run, or "". mode: the flag of this run, for the header. Returns
+   the number of results that could not be read, or -1 with err when the report could not be
+   written. */
 static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], char *err) {
   char path[1200];
   snprintf(path, sizeof path, "%s/REPORT.md", dir);
   outfile out;
   if (outfile_open(&out, path, err) != 0) return -1;
   FILE *md = out.f;
+  step_result res[NSTEPS];
+  for (size_t i = 0; i < NSTEPS; i++) {
+    char json[1200];
+    snprintf(json, sizeof json, "%s/%s.json", dir, steps[i].file);
+    res[i].doc = NULL;
+    res[i].present = access(json, F_OK) == 0;
+    if (res[i].present && report_load(json, &res[i].doc, res[i].lerr) != 0) res[i].doc = NULL;
+  }
   fprintf(md, "# fp2bench reproduction of FlashPrefill V2's operator-level results\n\n"
               "Assembled by `fp2bench reproduce%s` from every step's JSON in this folder; each section names "
               "the command and commit that wrote its table.%s\n\n",
@@ -195,26 +207,21 @@ static int write_report(const char *dir, const char *mode, char why[][ERR_LEN], 
                 : strcmp(mode, " --quick") == 0 ? " **The last run was a smoke run with every step at 16K only: not "
                                                   "the paper's lengths.**"
                                                 : "");
-  write_data_note(md, dir);
+  write_data_note(md, res);
   int unreadable = 0;
   for (size_t i = 0; i < NSTEPS; i++) {
-    char json[1200], lerr[ERR_LEN];
-    snprintf(json, sizeof json, "%s/%s.json", dir, steps[i].file);
-    cJSON *doc = NULL;
-    const int present = access(json, F_OK) == 0;
-    const int loaded = present && report_load(json, &doc, lerr) == 0;
-    report_md_heading(md, steps[i].title, doc);
+    report_md_heading(md, steps[i].title, res[i].doc);
     if (why[i][0]) fprintf(md, "Failed in this run: %s.\n\n", why[i]);
-    if (!present) {
+    if (!res[i].present) {
       fprintf(md, "Not run yet (`fp2bench reproduce --steps %s`).\n\n", steps[i].file);
-    } else if (!loaded) {
-      fprintf(md, "Its result cannot be read: %s.\n\n", lerr);
+    } else if (!res[i].doc) {
+      fprintf(md, "Its result cannot be read: %s.\n\n", res[i].lerr);
       unreadable++;
     } else {
       if (why[i][0]) fprintf(md, "An earlier result:\n\n");
-      report_md_section(md, steps[i].file, steps[i].columns, doc);
+      report_md_section(md, steps[i].file, steps[i].columns, res[i].doc);
     }
-    cJSON_Delete(doc);
+    cJSON_Delete(res[i].doc);
   }
   return outfile_close(&out, 1, err) == 0 ? unreadable : -1;
 }
