@@ -383,9 +383,18 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
     SoftmaxRows rows;
     auto softmax_item = [&](int i, float (&sc)[kKeys / 8][4], float (&alpha)[2], float (&bias)[2]) {
       if (items.pooled(i)) {
-        const uint64_t lo = todo[2 * items.chunk(i)], hi = todo[2 * items.chunk(i) + 1];
+        /* The chunk's todo words shifted by this thread's column offset 2 (lane % 4), so that
+           the bit of column col = 8 nt + 2 (lane % 4) + e is bit 8 (nt % 8) + e, a constant
+           of the unrolled loop: no per-column masks are computed (the compiler hoisted 16
+           one-hot 64-bit masks out of the item loop, holding 32 registers through it). */
+        const int shift = 2 * (lane % 4);
+        const uint64_t lo = todo[2 * items.chunk(i)] >> shift, hi = todo[2 * items.chunk(i) + 1] >> shift;
         softmax_max<kKeys / 8>(
-            sc, rows, [&](int col, int r) { return (((col < 64 ? lo : hi) >> (col % 64)) & 1) && pos[r] >= 0; },
+            sc, rows,
+            [&](int col, int r) {
+              const int bit = col - shift; /* 8 nt + e: below 64 exactly when col is */
+              return (((bit < 64 ? lo : hi) >> (bit % 64)) & 1) && pos[r] >= 0;
+            },
             scale_log2, pooled_shift, alpha, bias);
         return;
       }
