@@ -20,8 +20,8 @@ static fp2_status uploads_done(void) {
   return FP2_OK;
 }
 
-static int64_t plan_host(const fp2_params *p, int batch, const int *lq, const int *lk, int *cu_q, int *cu_k,
-                         int *cu_tiles, int *cu_blocks, int *cu_chunks) {
+fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, const int *lk, int *cu_q, int *cu_k,
+                             int *cu_tiles, int *cu_blocks, int *cu_chunks) {
   int64_t q = 0, k = 0, t = 0, b = 0, c = 0;
   for (int s = 0; s < batch; s++) {
     cu_q[s] = (int)q;
@@ -34,14 +34,15 @@ static int64_t plan_host(const fp2_params *p, int batch, const int *lq, const in
     t += fp2_num_tiles(p, lq[s]);
     b += fp2_num_blocks(p, lk[s]);
     c += fp2_cdiv(fp2_num_blocks(p, lk[s]), FP2_POOLED_CHUNK);
-    if (q > INT32_MAX || k > INT32_MAX || t > INT32_MAX || b > INT32_MAX) return -1;
+    if (q > INT32_MAX || k > INT32_MAX || t > INT32_MAX || b > INT32_MAX)
+      return fp2_fail(FP2_ERR_ARG, "fp2_plan_prefixes: the batch has more than 2^31 rows, tiles or blocks");
   }
   cu_q[batch] = (int)q;
   cu_k[batch] = (int)k;
   cu_tiles[batch] = (int)t;
   cu_blocks[batch] = (int)b;
   cu_chunks[batch] = (int)c;
-  return 0;
+  return FP2_OK;
 }
 
 fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const int *lk, fp2_plan *plan) {
@@ -54,9 +55,10 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
   if (!cu) return fp2_fail(FP2_ERR_ARG, "fp2_plan_create: out of host memory");
   int *cu_q = cu, *cu_k = cu + batch + 1, *cu_tiles = cu + 2 * (batch + 1), *cu_blocks = cu + 3 * (batch + 1);
   int *cu_chunks = cu + 4 * (batch + 1);
-  if (plan_host(p, batch, lq, lk, cu_q, cu_k, cu_tiles, cu_blocks, cu_chunks) != 0) {
+  fp2_status prefixes = fp2_plan_prefixes(p, batch, lq, lk, cu_q, cu_k, cu_tiles, cu_blocks, cu_chunks);
+  if (prefixes != FP2_OK) {
     free(cu);
-    return fp2_fail(FP2_ERR_ARG, "fp2_plan_create: the batch has more than 2^31 rows, tiles or blocks");
+    return prefixes;
   }
   int total_tiles = cu_tiles[batch];
   int64_t nseg = (int64_t)p->hkv * total_tiles;

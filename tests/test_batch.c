@@ -165,7 +165,27 @@ static void chunk_is_its_prompt_tail(void) {
   problem_free(&whole);
 }
 
+/* A batch's offsets are the library's (fp2_plan_prefixes, as the device plan holds them):
+   rows, tiles of g packed rows per query (g = 4 here) and key blocks, each request's rounded
+   up; a batch of more than 2^31 rows is refused, not wrapped. */
+static void geometry_is_the_plans(void) {
+  const fp2_params p = params();
+  const int lq[2] = {300, 77}, lk[2] = {1000, 77};
+  problem pb;
+  problem_init(&pb, &p, 2, lq, lk);
+  EXPECT(pb.cu_q[1] == 300 && pb.cu_q[2] == 377 && pb.total_q == 377);
+  EXPECT(pb.cu_k[1] == 1000 && pb.cu_k[2] == 1077 && pb.total_k == 1077);
+  EXPECT_MSG(pb.cu_tiles[1] == 10 && pb.cu_tiles[2] == 13, "tiles %d, %d", pb.cu_tiles[1], pb.cu_tiles[2]);
+  EXPECT_MSG(pb.cu_blocks[1] == 8 && pb.cu_blocks[2] == 9, "blocks %d, %d", pb.cu_blocks[1], pb.cu_blocks[2]);
+  problem_free(&pb);
+
+  int huge[9], cu[5][10]; /* 9 * 2^28 rows; each request's 4 * 2^28 packed rows still fit an int */
+  for (int b = 0; b < 9; b++) huge[b] = 1 << 28;
+  EXPECT(fp2_plan_prefixes(&p, 9, huge, huge, cu[0], cu[1], cu[2], cu[3], cu[4]) == FP2_ERR_ARG);
+}
+
 int main(void) {
+  geometry_is_the_plans();
   parse_and_format();
   requests_alone();
   chunk_is_its_prompt_tail();

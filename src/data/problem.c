@@ -15,8 +15,8 @@ int niah_needle_of(const niah_info *ni, int pos) {
   return k < ni->n ? k : ni->n - 1;
 }
 
-/* Lengths, prefix sums and totals; no tensor storage. fp2_plan_create (kernels/plan.c) sums the
-   same on its side for the device: the library has no host function for them to share yet. */
+/* Lengths, prefix sums and totals (the library's, fp2_plan_prefixes, so that host tensors are
+   laid out as the plan lays out the device's); no tensor storage. */
 static void problem_geometry(problem *pb, const fp2_params *p, int batch, const int *lq, const int *lk) {
   memset(pb, 0, sizeof *pb);
   pb->p = *p;
@@ -27,16 +27,19 @@ static void problem_geometry(problem *pb, const fp2_params *p, int batch, const 
   pb->cu_k = xmalloc(sizeof(int64_t) * (size_t)(batch + 1));
   pb->cu_tiles = xmalloc(sizeof(int) * (size_t)(batch + 1));
   pb->cu_blocks = xmalloc(sizeof(int) * (size_t)(batch + 1));
-  pb->cu_q[0] = pb->cu_k[0] = 0;
-  pb->cu_tiles[0] = pb->cu_blocks[0] = 0;
-  for (int b = 0; b < batch; b++) {
-    pb->lq[b] = lq[b];
-    pb->lk[b] = lk[b];
-    pb->cu_q[b + 1] = pb->cu_q[b] + lq[b];
-    pb->cu_k[b + 1] = pb->cu_k[b] + lk[b];
-    pb->cu_tiles[b + 1] = pb->cu_tiles[b] + fp2_num_tiles(p, lq[b]);
-    pb->cu_blocks[b + 1] = pb->cu_blocks[b] + fp2_num_blocks(p, lk[b]);
+  int *rows = xmalloc(sizeof(int) * 3 * (size_t)(batch + 1)); /* cu_q, cu_k, cu_chunks */
+  if (fp2_plan_prefixes(p, batch, lq, lk, rows, rows + batch + 1, pb->cu_tiles, pb->cu_blocks,
+                        rows + 2 * (batch + 1)) != FP2_OK) {
+    fail("%s", fp2_error_message());
+    exit(EXIT_USAGE);
   }
+  memcpy(pb->lq, lq, sizeof(int) * (size_t)batch);
+  memcpy(pb->lk, lk, sizeof(int) * (size_t)batch);
+  for (int b = 0; b <= batch; b++) {
+    pb->cu_q[b] = rows[b];
+    pb->cu_k[b] = rows[batch + 1 + b];
+  }
+  free(rows);
   pb->total_q = pb->cu_q[batch];
   pb->total_k = pb->cu_k[batch];
   pb->sq = pb->sk = pb->sv = 1.0f;
