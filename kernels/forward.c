@@ -1,4 +1,4 @@
-/* fp2_forward, v1: the whole pass — quantise (FP8), pool, select, attend — as the stage calls
+/* fp2_forward, v2: the whole pass — quantise (FP8), pool, select, attend — as the stage calls
    of fp2.h in order, every intermediate carved out of one caller-given workspace. It exists
    so that a caller (the program's gpu backend, a serving engine, a CUDA graph) sizes one
    buffer and makes one call; the layout below is the only place that sizes the stages'
@@ -9,8 +9,7 @@
    nq = total_q·hq·dim, nk = total_k·hkv·dim, np = hkv·total_blocks·dim):
      q8, k8, v8       nq, nk, nk bytes     FP8 only: e4m3 codes
      scales           3 floats             FP8 only: q, k, v
-     amax             1 word               FP8 only: the quantiser's scratch (the three
-                                           tensors are quantised in stream order)
+     amax             3 words              FP8 only: the amax pass's scratch
      k_mean, v_mean   4·np bytes each      f32 means
      kbar, vbar       np bytes each (FP8), 2·np (BF16)
      index.scratch    4·capacity bytes
@@ -41,7 +40,7 @@ static size_t layout(const fp2_params *p, const fp2_plan *plan, size_t at[R_COUN
   bytes[R_Q8] = fp8 ? nq : 0;
   bytes[R_K8] = bytes[R_V8] = fp8 ? nk : 0;
   bytes[R_SCALES] = fp8 ? 3 * sizeof(float) : 0;
-  bytes[R_AMAX] = fp8 ? sizeof(unsigned) : 0;
+  bytes[R_AMAX] = fp8 ? 3 * sizeof(unsigned) : 0;
   bytes[R_K_MEAN] = bytes[R_V_MEAN] = np * sizeof(float);
   bytes[R_KBAR] = bytes[R_VBAR] = np * (fp8 ? 1 : 2);
   bytes[R_SCRATCH] = bytes[R_INDICES] = sizeof(int) * (size_t)plan->capacity;
@@ -105,25 +104,29 @@ typedef struct pass {
   cudaStream_t stream;
 } pass;
 
-/* The stages, each a call of fp2.h (or a few), in pass order. */
+/* The stages, each a call of fp2.h (or a few), in pass order. FP8: the quantise stage finds
+   the scales; the pool converts K and V and the select Q as they read them, so that no
+   tensor is read once more to be converted. Q is converted on its own only when the caller
+   gives the index, as no select runs then. */
 static fp2_status quantize(pass *x) {
   const fp2_params *p = x->p;
   const size_t nq = (size_t)x->plan->total_q * p->hq * p->dim, nk = (size_t)x->plan->total_k * p->hkv * p->dim;
   fp2_status st;
   if (p->dtype != FP2_FP8) return FP2_OK;
-  if ((st = fp2_quantize_e4m3(x->in->q, nq, x->w.q8, x->w.scales + 0, x->w.amax, x->stream)) != FP2_OK) return st;
-  if ((st = fp2_quantize_e4m3(x->in->k, nk, x->w.k8, x->w.scales + 1, x->w.amax, x->stream)) != FP2_OK) return st;
-  return fp2_quantize_e4m3(x->in->v, nk, x->w.v8, x->w.scales + 2, x->w.amax, x->stream);
+  if ((st = fp2_scales_e4m3(x->in->q, nq, x->in->k, x->in->v, nk, x->w.scales, x->w.amax, x->stream)) != FP2_OK)
+    return st;
+  return x->in->offsets ? fp2_convert_e4m3(x->in->q, nq, x->w.scales + 0, x->w.q8, x->stream) : FP2_OK;
 }
 
 static fp2_status pool(pass *x) {
-  return fp2_pool(x->p, x->plan, x->k, x->v, x->scales, x->w.k_mean, x->w.v_mean, x->w.kbar, x->w.vbar, x->stream);
+  return fp2_pool(x->p, x->plan, x->in->k, x->in->v, x->scales, x->w.k_mean, x->w.v_mean, x->w.kbar, x->w.vbar,
+                  x->w.k8, x->w.v8, x->stream);
 }
 
 static fp2_status select_blocks(pass *x) {
   if (x->in->offsets) return FP2_OK; /* the caller's index */
-  return fp2_select(x->p, x->plan, x->q, x->w.kbar, x->scales, &x->w.index, x->w.select_ws, x->w.select_ws_bytes,
-                    x->stream);
+  return fp2_select(x->p, x->plan, x->in->q, x->w.kbar, x->scales, x->w.q8, &x->w.index, x->w.select_ws,
+                    x->w.select_ws_bytes, x->stream);
 }
 
 static fp2_status attend(pass *x) {

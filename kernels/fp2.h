@@ -136,16 +136,23 @@ void fp2_plan_destroy(fp2_plan *plan);
 fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, const int *lk, int *cu_q, int *cu_k,
                              int *cu_tiles, int *cu_blocks, int *cu_chunks);
 
-/* x (bf16, n values) -> e4m3 codes of x / scale with scale = amax / 448 (1 when amax is 0),
-   written to *scale. amax_scratch: one device word. x 16-byte aligned, out 8-byte aligned
-   (as cudaMalloc gives). */
-fp2_status fp2_quantize_e4m3(const void *x, size_t n, uint8_t *out, float *scale, unsigned *amax_scratch,
-                             cudaStream_t stream);
+/* FP8 (DESIGN.md section 3). The per-tensor scales of q (nq values), k and v (nk each),
+   bf16, 16-byte aligned: scales[t] = amax / 448 (1 when amax is 0), from one amax pass over
+   the three. amax_scratch: three device words. */
+fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, const void *v, size_t nk, float *scales,
+                           unsigned *amax_scratch, cudaStream_t stream);
+/* x (bf16, n values) -> e4m3 codes of x / *scale (a device float, as fp2_scales_e4m3 writes
+   it). x 16-byte aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool and fp2_select
+   write the codes of K, V and Q themselves: this is for a tensor no stage converts. */
+fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t *out, cudaStream_t stream);
 
 /* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
-   the e4m3 code of mean / scale with the tensor's own scale. */
+   the e4m3 code of mean / scale with the tensor's own scale. k and v are the bf16 inputs;
+   FP8 converts them on the way (scales[1], scales[2] from fp2_scales_e4m3), writes their
+   codes to k8 and v8 (8-byte aligned) and pools the codes' values. */
 fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v, const float *scales,
-                    float *k_mean, float *v_mean, void *kbar, void *vbar, cudaStream_t stream);
+                    float *k_mean, float *v_mean, void *kbar, void *vbar, uint8_t *k8, uint8_t *v8,
+                    cudaStream_t stream);
 
 /* The block index: per segment, ascending kept blocks. scratch holds energies, then the
    kept blocks of each segment at seg_base; counts, offsets and indices form the CSR. */
@@ -160,13 +167,16 @@ size_t fp2_select_workspace_bytes(const fp2_plan *plan);
 
 /* Fused scoring (one pass over the pooled keys, running tile maximum, per-chunk maxima),
    max-based threshold, always-kept blocks, in-place compaction, then the CSR.
-   Precision: scores from the operands as given (bf16 Q and K̄, or e4m3 codes, exact in
-   f16), products exact and summed in f32 on tensor cores; energies are sums in f32 of
+   q is bf16 in both precisions. FP8: Q is converted to its e4m3 codes with scales[0] as
+   each tile is staged, and the codes are written to q8 (the attention's Q operand) unless
+   q8 is NULL; kbar holds K̄'s codes. q and q8 16-byte aligned.
+   Precision: scores from bf16 Q and K̄, or from the e4m3 codes (exact in f16), products
+   exact and summed in f32 on tensor cores; energies are sums in f32 of
    ex2.approx (relative error near 2^-22) against per-group maxima, rescaled to the tile's
    maximum. check --backend gpu holds the index to the oracle on the same rounded K̄ with
    flips allowed within 1e-4 of the threshold. */
 fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
-                      const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
+                      const float *scales, uint8_t *q8, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);
 
 /* Whether the sm90 attention kernel takes the shape of p (head dim, block, query tile; the
@@ -215,7 +225,7 @@ typedef struct fp2_inputs {
 typedef struct fp2_workspace {
   uint8_t *q8, *k8, *v8;  /* FP8: e4m3 codes of q, k, v; NULL for BF16 */
   float *scales;          /* FP8: [3] dequantisation scales of q, k, v; NULL for BF16 */
-  unsigned *amax;         /* FP8: [1] the quantiser's scratch; NULL for BF16 */
+  unsigned *amax;         /* FP8: [3] the amax pass's scratch; NULL for BF16 */
   float *k_mean, *v_mean; /* [hkv, total_blocks, dim] f32 */
   void *kbar, *vbar;      /* [hkv, total_blocks, dim] bf16, or e4m3 codes for FP8 */
   fp2_index index;        /* the selected index (not written when the inputs give one) */

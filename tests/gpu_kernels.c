@@ -1,12 +1,13 @@
 /* Each kernel of the library called directly, on fresh random inputs, against its reference in
    src/oracle/ (not through the gpu backend or the check command):
-     fp2_quantize_e4m3 (quantize.cu)   the host's e4m3 quantisation (problem_prepare): codes
-                                       (check_codes) and scale bit for bit;
+     fp2_scales_e4m3, fp2_convert_e4m3 the host's e4m3 quantisation (problem_prepare): scales
+     (quantize.cu)                     and codes (check_codes) bit for bit;
      fp2_pool (pool.cu)                ref_pool's means within 1e-5 of the largest (check_pooled),
                                        and the pooled operands within one rounding of the means'
-                                       own;
+                                       own; FP8: K's and V's codes bit for bit;
      fp2_select (select.cu)            ref_select_tile on the same pooled keys (check_index:
-                                       near-threshold flips only, none farther);
+                                       near-threshold flips only, none farther); FP8: Q's codes
+                                       bit for bit;
      fp2_attend, portable (attend.cu)  ref_attend_row on the same index and pooled vectors
      and sm90 (attend_sm90.cu, on an   (check_outputs: within twice the error of the oracle
      sm_90 GPU)                        emulating the kernels' rounding, plus 1/256).
@@ -53,6 +54,7 @@ typedef struct fixture {
   size_t nq, nk, npooled;
   int fp8;
   void *q, *k, *v;          /* device operands */
+  void *q16, *k16, *v16;    /* device bf16 sources: the operands themselves in BF16 */
   float *scales;            /* device [3], NULL for BF16 */
   float *kbar, *vbar;       /* host: the rounded pooled operands */
   double kbar_scale, vbar_scale;
@@ -81,9 +83,15 @@ static void fixture_init(fixture *f, fp2_dtype dt, int hq, int hkv, int correcti
   f->q = dev_operands(f->pb.q_op, f->nq, f->fp8);
   f->k = dev_operands(f->pb.k_op, f->nk, f->fp8);
   f->v = dev_operands(f->pb.v_op, f->nk, f->fp8);
+  f->q16 = f->q;
+  f->k16 = f->k;
+  f->v16 = f->v;
   if (f->fp8) {
     const float s[3] = {f->pb.sq, f->pb.sk, f->pb.sv};
     f->scales = dev_copy(s, sizeof s);
+    f->q16 = dev_operands(f->pb.q, f->nq, 0);
+    f->k16 = dev_operands(f->pb.k, f->nk, 0);
+    f->v16 = dev_operands(f->pb.v, f->nk, 0);
   }
   float *k_mean = malloc(sizeof(float) * f->npooled), *v_mean = malloc(sizeof(float) * f->npooled);
   f->kbar = malloc(sizeof(float) * f->npooled);
@@ -101,6 +109,11 @@ static void fixture_free(fixture *f) {
   cudaFree(f->k);
   cudaFree(f->v);
   cudaFree(f->scales);
+  if (f->fp8) {
+    cudaFree(f->q16);
+    cudaFree(f->k16);
+    cudaFree(f->v16);
+  }
   free(f->kbar);
   free(f->vbar);
   csr_free(&f->index);
@@ -108,39 +121,61 @@ static void fixture_free(fixture *f) {
   problem_free(&f->pb);
 }
 
-/* quantize.cu: the bf16 source of q, k and v to e4m3 codes and scales. */
-static void test_quantize(const fixture *f) {
-  const float *src[3] = {f->pb.q, f->pb.k, f->pb.v}, *want[3] = {f->pb.q_op, f->pb.k_op, f->pb.v_op};
-  const float want_scale[3] = {f->pb.sq, f->pb.sk, f->pb.sv};
-  const size_t n[3] = {f->nq, f->nk, f->nk};
-  for (int t = 0; t < 3; t++) {
-    void *x = dev_operands(src[t], n[t], 0), *codes = dev_alloc(n[t]);
-    float *scale = dev_alloc(sizeof(float));
-    unsigned *amax = dev_alloc(sizeof(unsigned));
-    check_fp2(fp2_quantize_e4m3(x, n[t], codes, scale, amax, 0), "fp2_quantize_e4m3");
-    float got_scale;
-    CHECK_CUDA(cudaMemcpy(&got_scale, scale, sizeof got_scale, cudaMemcpyDeviceToHost));
-    float *got = test_download(codes, n[t], 1);
-    size_t first = 0;
-    const size_t differ = (size_t)check_codes(got, want[t], n[t], &first);
-    EXPECT_MSG(got_scale == want_scale[t], "%s: quantize tensor %d: scale %.9g, host %.9g", f->name, t, got_scale,
-               want_scale[t]);
-    EXPECT_MSG(differ == 0, "%s: quantize tensor %d: %zu of %zu codes differ (first at %zu: %g, host %g)", f->name,
-               t, differ, n[t], first, differ ? got[first] : 0.0, differ ? want[t][first] : 0.0);
-    free(got);
-    cudaFree(x);
-    cudaFree(codes);
-    cudaFree(scale);
-    cudaFree(amax);
-  }
+/* The e4m3 codes a kernel wrote (device, n) against the host's quantisation. */
+static void expect_codes(const fixture *f, const char *what, const void *codes, const float *want, size_t n) {
+  float *got = test_download(codes, n, 1);
+  size_t first = 0;
+  const size_t differ = (size_t)check_codes(got, want, n, &first);
+  EXPECT_MSG(differ == 0, "%s: %s: %zu of %zu codes differ (first at %zu: %g, host %g)", f->name, what, differ, n,
+             first, differ ? got[first] : 0.0, differ ? want[first] : 0.0);
+  free(got);
 }
 
-/* pool.cu: means and pooled operands. */
+/* A device buffer of n e4m3 codes, all NaN (where nothing is written). */
+static void *dev_codes_poisoned(size_t n) {
+  void *codes = dev_alloc(n);
+  CHECK_CUDA(cudaMemset(codes, 0x7f, n));
+  return codes;
+}
+
+/* quantize.cu: the scales of q, k and v from their bf16 source, and each tensor's codes
+   through the convert pass, against the host's. */
+static void test_quantize(const fixture *f) {
+  void *x[3] = {f->q16, f->k16, f->v16};
+  const float *want[3] = {f->pb.q_op, f->pb.k_op, f->pb.v_op};
+  const float want_scale[3] = {f->pb.sq, f->pb.sk, f->pb.sv};
+  const size_t n[3] = {f->nq, f->nk, f->nk};
+  float *scales = dev_alloc(3 * sizeof(float));
+  unsigned *amax = dev_alloc(3 * sizeof(unsigned));
+  CHECK_CUDA(cudaMemset(scales, 0xff, 3 * sizeof(float)));
+  check_fp2(fp2_scales_e4m3(x[0], n[0], x[1], x[2], n[1], scales, amax, 0), "fp2_scales_e4m3");
+  float got_scale[3];
+  CHECK_CUDA(cudaMemcpy(got_scale, scales, sizeof got_scale, cudaMemcpyDeviceToHost));
+  static const char *const what[3] = {"convert q", "convert k", "convert v"};
+  for (int t = 0; t < 3; t++) {
+    void *codes = dev_codes_poisoned(n[t]);
+    check_fp2(fp2_convert_e4m3(x[t], n[t], scales + t, codes, 0), "fp2_convert_e4m3");
+    EXPECT_MSG(got_scale[t] == want_scale[t], "%s: scale of tensor %d: %.9g, host %.9g", f->name, t, got_scale[t],
+               want_scale[t]);
+    expect_codes(f, what[t], codes, want[t], n[t]);
+    cudaFree(codes);
+  }
+  cudaFree(scales);
+  cudaFree(amax);
+}
+
+/* pool.cu: means and pooled operands, from the bf16 source; FP8 also K's and V's codes. */
 static void test_pool(const fixture *f) {
   float *k_mean = dev_alloc(f->npooled * 4), *v_mean = dev_alloc(f->npooled * 4);
   void *kbar = dev_alloc(f->npooled * 2), *vbar = dev_alloc(f->npooled * 2);
-  check_fp2(fp2_pool(&f->pb.p, &f->plan, f->k, f->v, f->scales, k_mean, v_mean, kbar, vbar, 0), "fp2_pool");
+  void *k8 = f->fp8 ? dev_codes_poisoned(f->nk) : NULL, *v8 = f->fp8 ? dev_codes_poisoned(f->nk) : NULL;
+  check_fp2(fp2_pool(&f->pb.p, &f->plan, f->k16, f->v16, f->scales, k_mean, v_mean, kbar, vbar, k8, v8, 0),
+            "fp2_pool");
   CHECK_CUDA(cudaDeviceSynchronize());
+  if (f->fp8) {
+    expect_codes(f, "pool: k's codes", k8, f->pb.k_op, f->nk);
+    expect_codes(f, "pool: v's codes", v8, f->pb.v_op, f->nk);
+  }
   float *km = malloc(sizeof(float) * f->npooled), *vm = malloc(sizeof(float) * f->npooled);
   CHECK_CUDA(cudaMemcpy(km, k_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(vm, v_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
@@ -167,6 +202,8 @@ static void test_pool(const fixture *f) {
   cudaFree(v_mean);
   cudaFree(kbar);
   cudaFree(vbar);
+  cudaFree(k8);
+  cudaFree(v8);
 }
 
 /* select.cu: the index from the host's pooled keys. */
@@ -177,7 +214,9 @@ static void test_select(const fixture *f) {
                    dev_alloc(sizeof(int) * ((size_t)plan->nseg + 1)), dev_alloc(sizeof(int) * (size_t)plan->capacity)};
   const size_t ws_bytes = fp2_select_workspace_bytes(plan);
   void *ws = dev_alloc(ws_bytes);
-  check_fp2(fp2_select(&f->pb.p, plan, f->q, kbar, f->scales, &idx, ws, ws_bytes, 0), "fp2_select");
+  void *q8 = f->fp8 ? dev_codes_poisoned(f->nq) : NULL;
+  check_fp2(fp2_select(&f->pb.p, plan, f->q16, kbar, f->scales, q8, &idx, ws, ws_bytes, 0), "fp2_select");
+  if (f->fp8) expect_codes(f, "select: q's codes", q8, f->pb.q_op, f->nq);
   csr_index got = {.nseg = plan->nseg};
   got.offsets = malloc(sizeof(int) * ((size_t)plan->nseg + 1));
   CHECK_CUDA(cudaMemcpy(got.offsets, idx.offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost));
@@ -195,6 +234,7 @@ static void test_select(const fixture *f) {
                f->name, (long long)d.mismatches, (long long)d.blocks, (long long)d.flips);
   }
   csr_free(&got);
+  cudaFree(q8);
   cudaFree(kbar);
   cudaFree(idx.scratch);
   cudaFree(idx.counts);
