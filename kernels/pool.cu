@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   const int first = j * p.block, count = min(p.block, lk - first);
 #pragma unroll
   for (int x = 0; x < 2; x++) {
-    const float scale = kFp8 ? a.scales[1 + x] : 1.0f;
+    const E4m3Divisor div = e4m3_divisor(kFp8 ? a.scales[1 + x] : 1.0f);
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     /* Four rows' loads in flight before any code is stored (the stores could alias them). */
     for (int r = r0; r < count; r += 4 * kRowsAtOnce) {
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
       for (int u = 0; u < 4; u++) {
         if (r + u * kRowsAtOnce >= count) break;
         if constexpr (kFp8) {
-          const uint2 c = e4m3_codes8(raw[u], scale);
+          const uint2 c = e4m3_codes8(raw[u], div);
           *reinterpret_cast<uint2 *>(a.codes[x] + at[u]) = c;
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   const size_t out = ((size_t)h * total_blocks + gblock) * D + d;
   a.mean[x][out] = mean;
   if constexpr (kFp8)
-    static_cast<uint8_t *>(a.bar[x])[out] = e4m3_code(mean, scale);
+    static_cast<uint8_t *>(a.bar[x])[out] = e4m3_code(mean, e4m3_divisor(scale));
   else
     static_cast<__nv_bfloat16 *>(a.bar[x])[out] = __float2bfloat16_rn(mean);
 }

@@ -92,7 +92,7 @@ __device__ __forceinline__ void stage_bytes(unsigned char *tile, int valid, RowP
    all its loads issued first. */
 template <int D, typename RowPtr, typename OutPtr>
 __device__ __forceinline__ void stage_q_e4m3(unsigned char *tile, int valid, RowPtr row_ptr, OutPtr q8_ptr,
-                                             bool writing, float scale) {
+                                             bool writing, E4m3Divisor div) {
   constexpr int n = D / 16, kRowStep = kSelThreads / n, kRows = kTileRows / kRowStep;
   const int c = threadIdx.x % n, r0 = threadIdx.x / n;
   uint4 raw[kRows][2] = {};
@@ -110,7 +110,7 @@ __device__ __forceinline__ void stage_q_e4m3(unsigned char *tile, int valid, Row
     const int r = r0 + i * kRowStep;
     uint4 codes = make_uint4(0, 0, 0, 0);
     if (r < valid) {
-      const uint2 lo = e4m3_codes8(raw[i][0], scale), hi = e4m3_codes8(raw[i][1], scale);
+      const uint2 lo = e4m3_codes8(raw[i][0], div), hi = e4m3_codes8(raw[i][1], div);
       codes = make_uint4(lo.x, lo.y, hi.x, hi.y);
       if (writing) *reinterpret_cast<uint4 *>(q8_ptr(r) + 16 * c) = codes;
     }
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   if constexpr (kFp8)
     stage_q_e4m3<D>(
         q_tile, nrows, [&](int r) { return qb + q_row(r) * 2; }, [&](int r) { return a.q8 + q_row(r); }, a.q8 != nullptr,
-        a.scales[0]);
+        e4m3_divisor(a.scales[0]));
   else
     stage_bytes<Op::kRowBytes, kTileRows>(q_tile, nrows, [&](int r) { return qb + q_row(r) * 2; });
   cp_async_commit();
