@@ -1,10 +1,9 @@
 /* Internal: the e4m3 quantisation of DESIGN.md section 3, as every kernel that produces codes
-   applies it (quantize.cu, pool.cu, select.cu), so that a code does not depend on which
-   kernel wrote it: scale = amax / 448 (1 when amax is 0), code = e4m3(x / scale) rounded to
+   applies it (quantize.cu, pool.cu), so that a code does not depend on which kernel wrote
+   it: scale = amax / 448 (1 when amax is 0), code = e4m3(x / scale) rounded to
    nearest even with saturation, x / scale correctly rounded.
    The division is one multiplication by the reciprocal and one FMA correction (Markstein):
-   about a third of __fdiv_rn's instructions, which matters where the codes are made inside
-   a latency-bound kernel (the select). It is the correctly rounded quotient for every bf16
+   about a third of __fdiv_rn's instructions. It is the correctly rounded quotient for every bf16
    |x| >= 2^-100 (checked exhaustively on the host for 200,000 scales of bf16 amax values,
    |x| <= amax); below that the quotient is under 2^-12, whose code is zero either way,
    unless the tensor's amax is under 2^-79. A -0 may come out +0: the same value. */

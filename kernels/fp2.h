@@ -137,13 +137,13 @@ fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, cons
                              int *cu_tiles, int *cu_blocks, int *cu_chunks);
 
 /* FP8 (DESIGN.md section 3). The per-tensor scales of q (nq values), k and v (nk each),
-   bf16, 16-byte aligned: scales[t] = amax / 448 (1 when amax is 0), from one amax pass over
-   the three. amax_scratch: three device words. */
+   bf16, 16-byte aligned: scales[t] = amax / 448 (1 when amax is 0), from an amax pass over
+   each. amax_scratch: three device words. */
 fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, const void *v, size_t nk, float *scales,
                            unsigned *amax_scratch, cudaStream_t stream);
 /* x (bf16, n values) -> e4m3 codes of x / *scale (a device float, as fp2_scales_e4m3 writes
-   it). x 16-byte aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool and fp2_select
-   write the codes of K, V and Q themselves: this is for a tensor no stage converts. */
+   it). x 16-byte aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool writes the
+   codes of K and V itself: this converts Q. */
 fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t *out, cudaStream_t stream);
 
 /* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
@@ -167,16 +167,13 @@ size_t fp2_select_workspace_bytes(const fp2_plan *plan);
 
 /* Fused scoring (one pass over the pooled keys, running tile maximum, per-chunk maxima),
    max-based threshold, always-kept blocks, in-place compaction, then the CSR.
-   q is bf16 in both precisions. FP8: Q is converted to its e4m3 codes with scales[0] as
-   each tile is staged, and the codes are written to q8 (the attention's Q operand) unless
-   q8 is NULL; kbar holds K̄'s codes. q and q8 16-byte aligned.
-   Precision: scores from bf16 Q and K̄, or from the e4m3 codes (exact in f16), products
-   exact and summed in f32 on tensor cores; energies are sums in f32 of
+   Precision: scores from the operands as given (bf16 Q and K̄, or e4m3 codes, exact in
+   f16), products exact and summed in f32 on tensor cores; energies are sums in f32 of
    ex2.approx (relative error near 2^-22) against per-group maxima, rescaled to the tile's
    maximum. check --backend gpu holds the index to the oracle on the same rounded K̄ with
    flips allowed within 1e-4 of the threshold. */
 fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
-                      const float *scales, uint8_t *q8, fp2_index *index, void *workspace, size_t workspace_bytes,
+                      const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);
 
 /* Whether the sm90 attention kernel takes the shape of p (head dim, block, query tile; the

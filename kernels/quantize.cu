@@ -1,10 +1,8 @@
 /* FP8 quantisation with per-tensor scales (DESIGN.md section 3, e4m3.cuh), v3: the scales of
-   Q, K and V from one amax pass over the three tensors (one launch), and a convert pass for a
-   tensor whose codes no later stage writes. In fp2_forward the pool writes K's and V's codes
-   and the select Q's, as they read those tensors anyway (pool.cu, select.cu); this convert
-   serves Q when the caller gives the index. Both passes bandwidth-bound, 16-byte loads and
-   8-byte stores (v1's 2-byte loads took 2.68 ms at 128K on the H200, v2's amax-and-convert
-   per tensor 0.98 ms for all three; kernels/NOTES.md). */
+   Q, K and V from an amax pass over each tensor, and a convert pass for Q (the pool writes
+   the codes of K and V as it reads them: pool.cu). Both passes bandwidth-bound, 16-byte
+   loads and 8-byte stores (v1's 2-byte loads took 2.68 ms at 128K on the H200, v2's
+   amax-and-convert per tensor 0.98 ms for all three; kernels/NOTES.md). */
 #include "cuda_check.h"
 #include "e4m3.cuh"
 #include "fp2.h"
@@ -16,7 +14,7 @@ constexpr int kThreads = 256;
 constexpr int kVec = 8; /* bf16 values per 16-byte load */
 
 /* Calls f(i, raw) for the 16-byte loads raw = x[i .. i + 8) and then tail(i) for each of the
-   last n % 8 values, over a grid-stride loop of the CTAs of one grid row. */
+   last n % 8 values, over a grid-stride loop. */
 template <typename F, typename T>
 __device__ __forceinline__ void for_each_vec(const __nv_bfloat16 *x, size_t n, F f, T tail) {
   const size_t nvec = n / kVec, stride = (size_t)gridDim.x * kThreads;
@@ -25,17 +23,11 @@ __device__ __forceinline__ void for_each_vec(const __nv_bfloat16 *x, size_t n, F
   for (size_t i = nvec * kVec + blockIdx.x * (size_t)kThreads + threadIdx.x; i < n; i += stride) tail(i);
 }
 
-struct Tensors {
-  const __nv_bfloat16 *x[3];
-  size_t n[3];
-};
-
-/* Grid row y: the amax of tensor y, as float bits in amax[y]. */
-__global__ void amax_kernel(Tensors t, unsigned *amax) {
-  const __nv_bfloat16 *x = t.x[blockIdx.y];
+/* The amax of x, as float bits in *amax. */
+__global__ void amax_kernel(const __nv_bfloat16 *x, size_t n, unsigned *amax) {
   float m = 0.0f; /* fmaxf drops NaN */
   for_each_vec(
-      x, t.n[blockIdx.y],
+      x, n,
       [&](size_t, uint4 raw) {
         const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw);
 #pragma unroll
@@ -48,7 +40,7 @@ __global__ void amax_kernel(Tensors t, unsigned *amax) {
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int w = 1; w < kThreads / 32; w++) m = fmaxf(m, warp_max[w]);
-    atomicMax(&amax[blockIdx.y], __float_as_uint(m)); /* non-negative floats order as their bits */
+    atomicMax(amax, __float_as_uint(m)); /* non-negative floats order as their bits */
   }
 }
 
@@ -76,12 +68,16 @@ extern "C" fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, c
   using namespace fp2;
   if ((uintptr_t)q % 16 != 0 || (uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0)
     return fp2_fail(FP2_ERR_ARG, "fp2_scales_e4m3: q, k and v must be 16-byte aligned");
-  const Tensors t = {{static_cast<const __nv_bfloat16 *>(q), static_cast<const __nv_bfloat16 *>(k),
-                      static_cast<const __nv_bfloat16 *>(v)},
-                     {nq, nk, nk}};
+  const void *x[3] = {q, k, v};
+  const size_t n[3] = {nq, nk, nk};
   FP2_CUDA("fp2_scales_e4m3", cudaMemsetAsync(amax_scratch, 0, 3 * sizeof(unsigned), stream));
-  amax_kernel<<<dim3(grid_for(nq > nk ? nq : nk), 3), kThreads, 0, stream>>>(t, amax_scratch);
-  FP2_LAUNCHED("fp2_scales_e4m3: amax");
+  /* One launch per tensor, each with its own grid: one grid over the three (a row each) took
+     440 us at 128K on the H200 against 361 us for three. */
+  for (int t = 0; t < 3; t++) {
+    amax_kernel<<<grid_for(n[t]), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16 *>(x[t]), n[t],
+                                                         amax_scratch + t);
+    FP2_LAUNCHED("fp2_scales_e4m3: amax");
+  }
   scales_kernel<<<1, 32, 0, stream>>>(amax_scratch, scales);
   FP2_LAUNCHED("fp2_scales_e4m3: scales");
   return FP2_OK;

@@ -12,11 +12,9 @@
    joined with the sink / window / tail blocks, and compacted in place (the write position
    never passes the read position). No per-row score matrix exists. A CUB scan and a gather
    turn the per-segment lists into the CSR. Tiles run heaviest (last) first.
-   FP8 operands are staged as e4m3 bytes (half the shared-memory traffic of bf16) and become
-   f16 when a fragment is loaded: exact, as e4m3 is a subset of f16, so the f16 MMA's
-   products are exact as the bf16 ones are. K̄'s codes come by cp.async; Q comes as bf16 and
-   is converted while staged (e4m3.cuh), its codes also written out for the attention: this
-   pass reads every row of Q once anyway, so no separate convert pass reads it again.
+   FP8 operands are staged as e4m3 bytes by cp.async (half the shared-memory traffic of
+   bf16) and become f16 when a fragment is loaded: exact, as e4m3 is a subset of f16, so the
+   f16 MMA's products are exact as the bf16 ones are.
    v1 (8 warps of 16 rows, so twice the K̄ reads from shared memory per score; one chunk in
    flight; a CTA-wide maximum and a shared-memory column sum per chunk, four barriers;
    exp2f; FP8 converted element by element while staging) took 4.62 ms at 128K in BF16 on
@@ -25,7 +23,6 @@
 #include <cuda_fp16.h>
 
 #include "cuda_check.h"
-#include "e4m3.cuh"
 #include "tile_mma.cuh"
 
 namespace fp2 {
@@ -45,9 +42,8 @@ struct SelectArgs {
   fp2_params p;
   int total_blocks;
   const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq, *seg_base;
-  const void *q, *kbar; /* q: bf16 (FP8 too) */
+  const void *q, *kbar;
   const float *scales;
-  uint8_t *q8;          /* FP8: Q's codes, when not NULL */
   int *scratch, *counts;
 };
 
@@ -83,38 +79,6 @@ __device__ __forceinline__ void stage_bytes(unsigned char *tile, int valid, RowP
     const int r = r0 + i * kRowStep;
     cp_async_16(dst + i * kRowStep * kRowBytes, static_cast<const char *>(row_ptr(min(r, valid - 1))) + c * 16,
                 r < valid ? 16 : 0);
-  }
-}
-
-/* FP8: the tile's Q rows from bf16 (row_ptr(r): row r's D values) to their e4m3 codes in
-   the layout stage_bytes gives (rows r >= valid zero), each code also at q8_ptr(r) when
-   writing. Each thread converts one 16-code chunk column of every (threads / chunks)-th row,
-   all its loads issued first. */
-template <int D, typename RowPtr, typename OutPtr>
-__device__ __forceinline__ void stage_q_e4m3(unsigned char *tile, int valid, RowPtr row_ptr, OutPtr q8_ptr,
-                                             bool writing, E4m3Divisor div) {
-  constexpr int n = D / 16, kRowStep = kSelThreads / n, kRows = kTileRows / kRowStep;
-  const int c = threadIdx.x % n, r0 = threadIdx.x / n;
-  uint4 raw[kRows][2] = {};
-#pragma unroll
-  for (int i = 0; i < kRows; i++) {
-    const int r = r0 + i * kRowStep;
-    if (r < valid) {
-      const uint4 *src = reinterpret_cast<const uint4 *>(row_ptr(r)) + 2 * c;
-      raw[i][0] = src[0];
-      raw[i][1] = src[1];
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kRows; i++) {
-    const int r = r0 + i * kRowStep;
-    uint4 codes = make_uint4(0, 0, 0, 0);
-    if (r < valid) {
-      const uint2 lo = e4m3_codes8(raw[i][0], div), hi = e4m3_codes8(raw[i][1], div);
-      codes = make_uint4(lo.x, lo.y, hi.x, hi.y);
-      if (writing) *reinterpret_cast<uint4 *>(q8_ptr(r) + 16 * c) = codes;
-    }
-    *reinterpret_cast<uint4 *>(tile + swz_chunk<D>(r, c)) = codes;
   }
 }
 
@@ -236,14 +200,10 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
     stage_bytes<Op::kRowBytes, kChunk>(stage, tl.nscored - j0, [=](int r) { return first + r * Op::kRowBytes; });
   };
 
+  stage_bytes<Op::kRowBytes, kTileRows>(q_tile, nrows, [&](int r) {
+    return qb + packed_row_offset(p, a.cu_q[s], h, tl.row_begin + r) * elem;
+  });
   if (nchunks > 0) stage_keys(stages, 0);
-  auto q_row = [&](int r) { return packed_row_offset(p, a.cu_q[s], h, tl.row_begin + r); };
-  if constexpr (kFp8)
-    stage_q_e4m3<D>(
-        q_tile, nrows, [&](int r) { return qb + q_row(r) * 2; }, [&](int r) { return a.q8 + q_row(r); }, a.q8 != nullptr,
-        e4m3_divisor(a.scales[0]));
-  else
-    stage_bytes<Op::kRowBytes, kTileRows>(q_tile, nrows, [&](int r) { return qb + q_row(r) * 2; });
   cp_async_commit();
   /* The last block each row counts (blocks J < nscored with J * B <= its position); -1: no row. */
   for (int r = threadIdx.x; r < kTileRows; r += kSelThreads)
@@ -401,18 +361,17 @@ extern "C" size_t fp2_select_workspace_bytes(const fp2_plan *plan) {
 }
 
 extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
-                                 const float *scales, uint8_t *q8, fp2_index *index, void *workspace,
-                                 size_t workspace_bytes, cudaStream_t stream) {
+                                 const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
+                                 cudaStream_t stream) {
   using namespace fp2;
   if (p->qtile != kTileRows)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the gpu kernels take --qtile %d (got %d)", kTileRows, p->qtile);
   if (p->dtype == FP2_FP8 && !scales) return fp2_fail(FP2_ERR_ARG, "fp2_select: FP8 needs the scales");
   if (workspace_bytes < fp2_select_workspace_bytes(plan))
     return fp2_fail(FP2_ERR_ARG, "fp2_select: workspace of %zu bytes is too small", workspace_bytes);
-  if ((uintptr_t)q % 16 != 0 || (uintptr_t)q8 % 16 != 0)
-    return fp2_fail(FP2_ERR_ARG, "fp2_select: q and q8 must be 16-byte aligned");
-  SelectArgs a = {*p,     plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles, plan->cu_blocks, plan->tile_seq,
-                  plan->seg_base, q,          kbar,       scales,     q8,             index->scratch,  index->counts};
+  SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
+                  plan->tile_seq, plan->seg_base,   q,          kbar,       scales,          index->scratch,
+                  index->counts};
   fp2_status st;
   if (p->dim == 128)
     st = p->dtype == FP2_FP8 ? launch<128, true>(a, plan->total_tiles, plan->max_blocks, stream)

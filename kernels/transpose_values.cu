@@ -1,8 +1,12 @@
-/* V and its pooled means transposed for the Hopper FP8 kernel (transpose_values.h), v1: the
+/* V and its pooled means transposed for the Hopper FP8 kernel (transpose_values.h), v2: the
    8-bit wgmma reads its B operand K-major only, so O += P V needs V with the keys along each
-   row. One CTA per (128 rows of one sequence, KV head); rows are keys or pooled means, read
-   as 128-byte e4m3 rows into shared memory and written as 128-byte runs of the transposed
-   tensor's 128 rows of head dims, the keys of each run in fp8_slot_key's order. */
+   row. One CTA per (128 rows of one sequence, KV head), rows being keys or pooled means;
+   warp w takes rows 32 w .. 32 w + 31, lane l head dims 4 l .. 4 l + 3. A thread loads, for
+   each 4 slots of the transposed run, the 4 bytes of its dims from the 4 rows that
+   fp8_slot_key puts there (a warp reads whole 128-byte rows), turns the 4 x 4 bytes around
+   with byte permutes, and stores each dim's 32 slots with two 16-byte stores. No shared
+   memory. v1 (16 KB through shared memory, one byte a read on the way out) took 169 us at
+   128K on the H200. */
 #include "transpose_values.h"
 
 #include "cuda_check.h"
@@ -11,8 +15,9 @@
 namespace fp2 {
 namespace {
 
-constexpr int kDim = 128, kRows = 128, kTransposeThreads = 256;
+constexpr int kDim = 128, kRows = 128, kGroup = 32, kTransposeThreads = kRows / kGroup * 32;
 static_assert(kRows == FP2_POOLED_CHUNK, "one CTA: one key block, or one chunk of means");
+static_assert(kDim == 4 * 32, "a lane holds 4 head dims");
 
 /* One tensor: row r of sequence s and head h at src + ((cu_src[s] + r) * row_stride + h * head_stride) bytes;
    its transposed column for that row at 128 cu_dst[s] + slot, rows of dst `pitch` bytes apart. */
@@ -24,30 +29,34 @@ struct TransposeArgs {
 };
 
 __global__ void __launch_bounds__(kTransposeThreads) transpose_kernel(TransposeArgs a) {
-  __shared__ uint8_t tile[kRows][kDim + 4]; /* +4: the column reads below spread over the banks */
   const int c = blockIdx.x, h = blockIdx.y, s = blockIdx.z;
   const int n = a.cu_src[s + 1] - a.cu_src[s], r0 = c * kRows;
   if (r0 >= n) return;
-  for (int i = threadIdx.x; i < kRows * kDim / 4; i += kTransposeThreads) {
-    const int r = i / (kDim / 4), col = (i % (kDim / 4)) * 4;
-    uint32_t w = 0;
-    if (r0 + r < n)
-      w = *reinterpret_cast<const uint32_t *>(a.src + (size_t)(a.cu_src[s] + r0 + r) * a.row_stride +
-                                               (size_t)h * a.head_stride + col);
-    *reinterpret_cast<uint32_t *>(&tile[r][col]) = w;
-  }
-  __syncthreads();
-  /* Thread: 16 consecutive columns (keys in slot order) of one head-dim row. */
-  for (int i = threadIdx.x; i < kDim * kRows / 16; i += kTransposeThreads) {
-    const int d = i / (kRows / 16), col0 = (i % (kRows / 16)) * 16;
-    __align__(16) uint8_t run[16];
+  const int group = threadIdx.x / 32, lane = threadIdx.x % 32, first = r0 + group * kGroup;
+  const uint8_t *src = a.src + (size_t)a.cu_src[s] * a.row_stride + (size_t)h * a.head_stride + 4 * lane;
+  /* run[i][q]: slots 4 q .. 4 q + 3 of head dim 4 lane + i. */
+  uint32_t run[4][kGroup / 4];
 #pragma unroll
-    for (int j = 0; j < 16; j++) {
-      const int col = col0 + j;
-      run[j] = tile[(col / 32) * 32 + fp8_slot_key(col % 32)][d];
+  for (int q = 0; q < kGroup / 4; q++) {
+    uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      const int row = first + fp8_slot_key(4 * q + j);
+      w[j] = row < n ? *reinterpret_cast<const uint32_t *>(src + (size_t)row * a.row_stride) : 0u;
     }
-    *reinterpret_cast<uint4 *>(a.dst + ((size_t)h * kDim + d) * a.pitch + (size_t)a.cu_dst[s] * kRows + r0 + col0) =
-        *reinterpret_cast<const uint4 *>(run);
+    const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), lo23 = __byte_perm(w[2], w[3], 0x5140);
+    const uint32_t hi01 = __byte_perm(w[0], w[1], 0x7362), hi23 = __byte_perm(w[2], w[3], 0x7362);
+    run[0][q] = __byte_perm(lo01, lo23, 0x5410); /* byte 0 of each row */
+    run[1][q] = __byte_perm(lo01, lo23, 0x7632);
+    run[2][q] = __byte_perm(hi01, hi23, 0x5410);
+    run[3][q] = __byte_perm(hi01, hi23, 0x7632);
+  }
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    uint4 *dst = reinterpret_cast<uint4 *>(a.dst + ((size_t)h * kDim + 4 * lane + i) * a.pitch +
+                                           (size_t)a.cu_dst[s] * kRows + first);
+    dst[0] = make_uint4(run[i][0], run[i][1], run[i][2], run[i][3]);
+    dst[1] = make_uint4(run[i][4], run[i][5], run[i][6], run[i][7]);
   }
 }
 

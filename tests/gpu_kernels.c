@@ -6,8 +6,7 @@
                                        and the pooled operands within one rounding of the means'
                                        own; FP8: K's and V's codes bit for bit;
      fp2_select (select.cu)            ref_select_tile on the same pooled keys (check_index:
-                                       near-threshold flips only, none farther); FP8: Q's codes
-                                       bit for bit;
+                                       near-threshold flips only, none farther);
      fp2_attend, portable (attend.cu)  ref_attend_row on the same index and pooled vectors
      and sm90 (attend_sm90.cu, on an   (check_outputs: within twice the error of the oracle
      sm_90 GPU)                        emulating the kernels' rounding, plus 1/256).
@@ -214,9 +213,7 @@ static void test_select(const fixture *f) {
                    dev_alloc(sizeof(int) * ((size_t)plan->nseg + 1)), dev_alloc(sizeof(int) * (size_t)plan->capacity)};
   const size_t ws_bytes = fp2_select_workspace_bytes(plan);
   void *ws = dev_alloc(ws_bytes);
-  void *q8 = f->fp8 ? dev_codes_poisoned(f->nq) : NULL;
-  check_fp2(fp2_select(&f->pb.p, plan, f->q16, kbar, f->scales, q8, &idx, ws, ws_bytes, 0), "fp2_select");
-  if (f->fp8) expect_codes(f, "select: q's codes", q8, f->pb.q_op, f->nq);
+  check_fp2(fp2_select(&f->pb.p, plan, f->q, kbar, f->scales, &idx, ws, ws_bytes, 0), "fp2_select");
   csr_index got = {.nseg = plan->nseg};
   got.offsets = malloc(sizeof(int) * ((size_t)plan->nseg + 1));
   CHECK_CUDA(cudaMemcpy(got.offsets, idx.offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost));
@@ -234,7 +231,6 @@ static void test_select(const fixture *f) {
                f->name, (long long)d.mismatches, (long long)d.blocks, (long long)d.flips);
   }
   csr_free(&got);
-  cudaFree(q8);
   cudaFree(kbar);
   cudaFree(idx.scratch);
   cudaFree(idx.counts);
