@@ -206,6 +206,8 @@ extern "C" fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, cons
                                  const int *offsets, const int *indices, void *o, void *workspace,
                                  size_t workspace_bytes, cudaStream_t stream) {
   using namespace fp2;
+  if (!v && !(p->kernel == FP2_KERNEL_SM90 && p->dtype == FP2_FP8))
+    return fp2_fail(FP2_ERR_ARG, "fp2_attend: v is required (it may be NULL only for FP8 on the sm90 kernel)");
   if (p->kernel == FP2_KERNEL_SM90)
     return fp2_attend_sm90(p, plan, q, k, v, kbar, vbar, scales, offsets, indices, o, workspace, workspace_bytes,
                            stream);

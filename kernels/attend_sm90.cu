@@ -626,7 +626,8 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
                       scales,
                       static_cast<__nv_bfloat16 *>(o)};
   if (!fp8) return launch<false>(p, plan, q, k, v, kbar, vbar, a, sms, smem_max, stream);
-  /* The values transposed (and zero past each sequence) in the workspace, then the kernel. */
-  if ((st = fp2_transpose_values(p, plan, v, vbar, workspace, stream)) != FP2_OK) return st;
+  /* The values transposed (and zero past each sequence) in the workspace, unless the pool
+     has put them there (v NULL), then the kernel. */
+  if (v && (st = fp2_transpose_values(p, plan, v, vbar, workspace, stream)) != FP2_OK) return st;
   return launch<true>(p, plan, q, k, workspace, kbar, nullptr, a, sms, smem_max, stream);
 }

@@ -100,6 +100,8 @@ typedef struct pass {
   fp2_workspace w;
   const void *q, *k, *v;  /* the operands: the inputs (BF16) or their codes (FP8) */
   const float *scales;    /* NULL for BF16 */
+  uint8_t *vt;            /* FP8 on the sm90 kernel: the pool writes the transposed values here
+                             (the attend workspace), and the attend does not transpose them */
   const int *offsets, *indices;
   cudaStream_t stream;
 } pass;
@@ -120,7 +122,7 @@ static fp2_status quantize(pass *x) {
 
 static fp2_status pool(pass *x) {
   return fp2_pool(x->p, x->plan, x->in->k, x->in->v, x->scales, x->w.k_mean, x->w.v_mean, x->w.kbar, x->w.vbar,
-                  x->w.k8, x->w.v8, x->stream);
+                  x->w.k8, x->w.v8, x->vt, x->stream);
 }
 
 static fp2_status select_blocks(pass *x) {
@@ -131,7 +133,7 @@ static fp2_status select_blocks(pass *x) {
 
 static fp2_status attend(pass *x) {
   if (!x->in->o) return FP2_OK;
-  return fp2_attend(x->p, x->plan, x->q, x->k, x->v, x->w.kbar, x->w.vbar, x->scales, x->offsets, x->indices,
+  return fp2_attend(x->p, x->plan, x->q, x->k, x->vt ? NULL : x->v, x->w.kbar, x->w.vbar, x->scales, x->offsets, x->indices,
                     x->in->o, x->w.attend_ws, x->w.attend_ws_bytes, x->stream);
 }
 
@@ -153,6 +155,7 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
   x.k = fp8 ? (const void *)x.w.k8 : in->k;
   x.v = fp8 ? (const void *)x.w.v8 : in->v;
   x.scales = fp8 ? x.w.scales : NULL;
+  x.vt = fp8 && p->kernel == FP2_KERNEL_SM90 && p->dim == 128 && p->block == 128 ? x.w.attend_ws : NULL;
   x.offsets = in->offsets ? in->offsets : x.w.index.offsets;
   x.indices = in->indices ? in->indices : x.w.index.indices;
   for (int s = 0; s < FP2_STAGES; s++) {

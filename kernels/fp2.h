@@ -149,9 +149,11 @@ fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t
 /* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
    the e4m3 code of mean / scale with the tensor's own scale. k and v are the bf16 inputs;
    FP8 converts them on the way (scales[1], scales[2] from fp2_scales_e4m3), writes their
-   codes to k8 and v8 (8-byte aligned) and pools the codes' values. */
+   codes to k8 and v8 (8-byte aligned) and pools the codes' values. vt (FP8 with head dim
+   and block 128, else NULL; 16-byte aligned): V's codes and V̄'s also written transposed,
+   as the sm90 kernel reads them, into fp2_attend's workspace, which then takes v = NULL. */
 fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v, const float *scales,
-                    float *k_mean, float *v_mean, void *kbar, void *vbar, uint8_t *k8, uint8_t *v8,
+                    float *k_mean, float *v_mean, void *kbar, void *vbar, uint8_t *k8, uint8_t *v8, uint8_t *vt,
                     cudaStream_t stream);
 
 /* The block index: per segment, ascending kept blocks. scratch holds energies, then the
@@ -182,11 +184,14 @@ fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, 
 fp2_status fp2_sm90_supports_shape(const fp2_params *p);
 
 /* Bytes of workspace fp2_attend needs for p and plan: FP8 on the sm90 kernel transposes the
-   values into it first (its products read them K-major); 0 otherwise. */
+   values into it first (its products read them K-major), unless v is NULL: then they are
+   there already (fp2_pool's vt); 0 otherwise. */
 size_t fp2_attend_workspace_bytes(const fp2_params *p, const fp2_plan *plan);
 
 /* Block-sparse attention over a CSR index (offsets [nseg+1], indices), with mean correction
-   when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index. */
+   when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index.
+   FP8 on the sm90 kernel: v NULL says the workspace already holds the transposed values
+   (fp2_pool's vt). */
 fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
                       const void *kbar, const void *vbar, const float *scales, const int *offsets,
                       const int *indices, void *o, void *workspace, size_t workspace_bytes, cudaStream_t stream);

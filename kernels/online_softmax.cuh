@@ -46,6 +46,16 @@ __device__ __forceinline__ uint32_t pack_e4m3x4(float a, float b, float c, float
 __host__ __device__ constexpr int fp8_slot_key(int slot) {
   return 16 * (slot / 16) + 8 * ((slot % 4) / 2) + 2 * ((slot % 16) / 4) + slot % 2;
 }
+/* Its inverse: the slot of key (0 .. 31) key. */
+__host__ __device__ constexpr int fp8_key_slot(int key) {
+  return 16 * (key / 16) + 4 * ((key % 8) / 2) + 2 * ((key % 16) / 8) + key % 2;
+}
+__host__ __device__ constexpr bool fp8_slots_invert() {
+  for (int slot = 0; slot < 32; slot++)
+    if (fp8_key_slot(fp8_slot_key(slot)) != slot) return false;
+  return true;
+}
+static_assert(fp8_slots_invert(), "fp8_key_slot inverts fp8_slot_key");
 
 /* FP8 probabilities in the accumulator layout (columns 0 .. 8 NC - 1) as the e4m3 A operand
    of the next wgmma (k = 32): p[k] covers the 32 columns 32k .. 32k + 31, but in the order a

@@ -3,6 +3,8 @@
    bf16 of the mean, or for FP8 the e4m3 code of mean / scale with the tensor's own scale.
    FP8 also converts K and V here (e4m3.cuh), as this pass reads them anyway: the codes are
    written, and the means are those of the codes' values, as the attention sees them.
+   For the Hopper FP8 kernel it also writes V's codes and means transposed (the layout of
+   transpose_values.h), so that no later pass reads V again to turn it around.
    One CTA per (key block, KV head): 16 lanes of 16-byte loads per key row, 16 key rows at
    a time, partial sums in f32 combined through shared memory. Bandwidth-bound: reads K and
    V once. v1 (one thread per head dimension, one element a load, from the codes of a
@@ -10,6 +12,7 @@
 #include "cuda_check.h"
 #include "e4m3.cuh"
 #include "fp2.h"
+#include "online_softmax.cuh"
 
 namespace fp2 {
 namespace {
@@ -25,20 +28,58 @@ struct PoolShape {
 
 struct PoolArgs {
   fp2_params p;
-  const int *cu_k, *cu_blocks;
+  const int *cu_k, *cu_blocks, *cu_chunks;
   int batch;
   const __nv_bfloat16 *x[2]; /* k, v */
   const float *scales;       /* FP8: [3], k and v at 1 and 2 */
   float *mean[2];
   void *bar[2];
   uint8_t *codes[2];         /* FP8: k8, v8 */
+  uint8_t *vt;               /* FP8, sm90 shape: V's codes and then V̄'s, transposed; else NULL */
 };
 
+/* The transposed values (transpose_values.h): V^T [hkv * 128, 128 * total_blocks], with the
+   key of slot j of each group of 32 at fp8_slot_key(j); then V̄^T [hkv * 128, 128 *
+   total_chunks], means in the same order within each chunk of 128, zero past a sequence's. */
+constexpr int kVtRows = 128;
+
+/* The staged V codes of a block, [128 rows][32 words]: word w of row r at w ^ 4 (r / 16 % 8),
+   so that both the row-wise stores and the column-wise reads below are conflict-free. */
+__device__ __forceinline__ int vt_word(int row, int w) { return row * 32 + (w ^ (4 * ((row / 16) % 8))); }
+
+/* V^T of the block: thread t writes head dims 4 (t / 8) .. + 3, slots 16 (t % 8) .. + 15 (8
+   threads a 128-byte row); each 4 slots' bytes come from the 4 rows fp8_slot_key puts there,
+   turned around with byte permutes. */
+__device__ __forceinline__ void store_vt_block(const uint32_t *tile, uint8_t *vt, size_t pitch, int h,
+                                               int gblock) {
+  const int l8 = threadIdx.x % 8, dq = threadIdx.x / 8;
+  uint32_t run[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) { /* slots 16 l8 + 4 i .. + 3 */
+    const int slot = 16 * l8 + 4 * i, base = slot / 32 * 32;
+    uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) w[j] = tile[vt_word(base + fp8_slot_key(slot % 32 + j), dq)];
+    const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), lo23 = __byte_perm(w[2], w[3], 0x5140);
+    const uint32_t hi01 = __byte_perm(w[0], w[1], 0x7362), hi23 = __byte_perm(w[2], w[3], 0x7362);
+    run[0][i] = __byte_perm(lo01, lo23, 0x5410); /* byte 0 of each row: head dim 4 dq */
+    run[1][i] = __byte_perm(lo01, lo23, 0x7632);
+    run[2][i] = __byte_perm(hi01, hi23, 0x5410);
+    run[3][i] = __byte_perm(hi01, hi23, 0x7632);
+  }
+#pragma unroll
+  for (int e = 0; e < 4; e++)
+    *reinterpret_cast<uint4 *>(vt + ((size_t)h * kVtRows + 4 * dq + e) * pitch + (size_t)gblock * kVtRows + 16 * l8) =
+        make_uint4(run[e][0], run[e][1], run[e][2], run[e][3]);
+}
+
 /* grid: (key blocks of the batch, hkv); block: kPoolThreads. */
-template <int D, bool kFp8>
+template <int D, bool kFp8, bool kVt>
 __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   constexpr int kLanes = PoolShape<D>::lanes, kRowsAtOnce = PoolShape<D>::rows_at_once;
+  static_assert(!kVt || (kFp8 && D == kVtRows && kRowsAtOnce == 16), "V^T: FP8, head dim 128");
   __shared__ float partial[2][kRowsAtOnce][D];
+  __shared__ uint32_t vt_tile[kVt ? kVtRows * 32 : 1];
   const fp2_params &p = a.p;
   const int gblock = blockIdx.x, h = blockIdx.y, total_blocks = a.cu_blocks[a.batch];
   const int lane = threadIdx.x % kLanes, r0 = threadIdx.x / kLanes;
@@ -65,6 +106,10 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
         if constexpr (kFp8) {
           const uint2 c = e4m3_codes8(raw[u], div);
           *reinterpret_cast<uint2 *>(a.codes[x] + at[u]) = c;
+          if (kVt && x == 1) {
+            const int row = r + u * kRowsAtOnce;
+            *reinterpret_cast<uint2 *>(&vt_tile[vt_word(row, 2 * lane)]) = c;
+          }
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
         } else {
@@ -77,7 +122,12 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
 #pragma unroll
     for (int e = 0; e < 8; e++) partial[x][r0][lane * 8 + e] = sum[e];
   }
+  if constexpr (kVt) /* the rows past a partial block: zero in V^T */
+    for (int row = r0; row < kVtRows; row += kRowsAtOnce)
+      if (row >= count) *reinterpret_cast<uint2 *>(&vt_tile[vt_word(row, 2 * lane)]) = make_uint2(0, 0);
   __syncthreads();
+  const size_t vt_pitch = (size_t)kVtRows * total_blocks;
+  if constexpr (kVt) store_vt_block(vt_tile, a.vt, vt_pitch, h, gblock);
   /* Threads 0 .. D - 1: K's dimension d; D .. 2 D - 1: V's. */
   if (threadIdx.x >= 2 * D) return;
   const int x = threadIdx.x / D, d = threadIdx.x % D;
@@ -87,18 +137,30 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   const float scale = kFp8 ? a.scales[1 + x] : 1.0f, mean = total * scale / (float)count;
   const size_t out = ((size_t)h * total_blocks + gblock) * D + d;
   a.mean[x][out] = mean;
-  if constexpr (kFp8)
-    static_cast<uint8_t *>(a.bar[x])[out] = e4m3_code(mean, e4m3_divisor(scale));
-  else
+  if constexpr (kFp8) {
+    const uint8_t code = e4m3_code(mean, e4m3_divisor(scale));
+    static_cast<uint8_t *>(a.bar[x])[out] = code;
+    if (kVt && x == 1) { /* V̄^T: this mean's column, and zeros past the sequence's last block */
+      const int total_chunks = a.cu_chunks[a.batch], nblocks = a.cu_blocks[s + 1] - a.cu_blocks[s];
+      uint8_t *row = a.vt + (size_t)p.hkv * kVtRows * vt_pitch +
+                     ((size_t)h * kVtRows + d) * ((size_t)kVtRows * total_chunks) +
+                     (size_t)kVtRows * (a.cu_chunks[s] + j / kVtRows);
+      auto column = [](int m) { return m / 32 * 32 + fp8_key_slot(m % 32); }; /* mean m of a chunk */
+      row[column(j % kVtRows)] = code;
+      if (j == nblocks - 1)
+        for (int m = j % kVtRows + 1; m < kVtRows; m++) row[column(m)] = 0;
+    }
+  } else {
     static_cast<__nv_bfloat16 *>(a.bar[x])[out] = __float2bfloat16_rn(mean);
+  }
 }
 
 template <int D>
 void launch(const PoolArgs &a, dim3 grid, cudaStream_t stream) {
   if (a.p.dtype == FP2_FP8)
-    pool_kernel<D, true><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<D, true, false><<<grid, kPoolThreads, 0, stream>>>(a);
   else
-    pool_kernel<D, false><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<D, false, false><<<grid, kPoolThreads, 0, stream>>>(a);
 }
 
 }  // namespace
@@ -106,26 +168,33 @@ void launch(const PoolArgs &a, dim3 grid, cudaStream_t stream) {
 
 extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v,
                                const float *scales, float *k_mean, float *v_mean, void *kbar, void *vbar,
-                               uint8_t *k8, uint8_t *v8, cudaStream_t stream) {
+                               uint8_t *k8, uint8_t *v8, uint8_t *vt, cudaStream_t stream) {
   using namespace fp2;
   const int fp8 = p->dtype == FP2_FP8;
   if (p->dim != 128 && p->dim != 64)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (fp8 && (!scales || !k8 || !v8)) return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k8 and v8");
-  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k8 % 8 != 0 || (uintptr_t)v8 % 8 != 0)
-    return fp2_fail(FP2_ERR_ARG, "fp2_pool: k and v must be 16-byte aligned, k8 and v8 8-byte aligned");
+  if (vt && (!fp8 || p->dim != kVtRows || p->block != kVtRows))
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: transposed values are FP8 with head dim and block 128 only");
+  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k8 % 8 != 0 || (uintptr_t)v8 % 8 != 0 ||
+      (uintptr_t)vt % 16 != 0)
+    return fp2_fail(FP2_ERR_ARG, "fp2_pool: k, v and vt must be 16-byte aligned, k8 and v8 8-byte aligned");
   if (plan->total_blocks == 0) return FP2_OK;
   const PoolArgs a = {*p,
                       plan->cu_k,
                       plan->cu_blocks,
+                      plan->cu_chunks,
                       plan->batch,
                       {static_cast<const __nv_bfloat16 *>(k), static_cast<const __nv_bfloat16 *>(v)},
                       scales,
                       {k_mean, v_mean},
                       {kbar, vbar},
-                      {k8, v8}};
+                      {k8, v8},
+                      vt};
   const dim3 grid(plan->total_blocks, p->hkv);
-  if (p->dim == 128)
+  if (vt)
+    pool_kernel<128, true, true><<<grid, kPoolThreads, 0, stream>>>(a);
+  else if (p->dim == 128)
     launch<128>(a, grid, stream);
   else
     launch<64>(a, grid, stream);

@@ -4,7 +4,9 @@
      (quantize.cu)                     and codes (check_codes) bit for bit;
      fp2_pool (pool.cu)                ref_pool's means within 1e-5 of the largest (check_pooled),
                                        and the pooled operands within one rounding of the means'
-                                       own; FP8: K's and V's codes bit for bit;
+                                       own; FP8: K's and V's codes bit for bit, and the values
+                                       transposed byte for byte as fp2_transpose_values
+                                       (transpose_values.cu) makes them;
      fp2_select (select.cu)            ref_select_tile on the same pooled keys (check_index:
                                        near-threshold flips only, none farther);
      fp2_attend, portable (attend.cu)  ref_attend_row on the same index and pooled vectors
@@ -21,6 +23,7 @@
 #include "device_operands.h"
 #include "synth.h"
 #include "testing.h"
+#include "transpose_values.h"
 
 static void *dev_alloc(size_t bytes) {
   void *p = NULL;
@@ -168,12 +171,31 @@ static void test_pool(const fixture *f) {
   float *k_mean = dev_alloc(f->npooled * 4), *v_mean = dev_alloc(f->npooled * 4);
   void *kbar = dev_alloc(f->npooled * 2), *vbar = dev_alloc(f->npooled * 2);
   void *k8 = f->fp8 ? dev_codes_poisoned(f->nk) : NULL, *v8 = f->fp8 ? dev_codes_poisoned(f->nk) : NULL;
-  check_fp2(fp2_pool(&f->pb.p, &f->plan, f->k16, f->v16, f->scales, k_mean, v_mean, kbar, vbar, k8, v8, 0),
+  /* FP8: the values transposed too, as fp2_forward asks for the sm90 kernel. */
+  fp2_params p90 = f->pb.p;
+  p90.kernel = FP2_KERNEL_SM90;
+  const size_t nvt = f->fp8 ? fp2_attend_workspace_bytes(&p90, &f->plan) : 0;
+  void *vt = nvt ? dev_codes_poisoned(nvt) : NULL;
+  check_fp2(fp2_pool(&f->pb.p, &f->plan, f->k16, f->v16, f->scales, k_mean, v_mean, kbar, vbar, k8, v8, vt, 0),
             "fp2_pool");
   CHECK_CUDA(cudaDeviceSynchronize());
   if (f->fp8) {
     expect_codes(f, "pool: k's codes", k8, f->pb.k_op, f->nk);
     expect_codes(f, "pool: v's codes", v8, f->pb.v_op, f->nk);
+    /* Byte for byte what fp2_transpose_values makes of the pool's own codes and means. */
+    void *want_vt = dev_alloc(nvt);
+    CHECK_CUDA(cudaMemset(want_vt, 0x7e, nvt));
+    check_fp2(fp2_transpose_values(&f->pb.p, &f->plan, v8, vbar, want_vt, 0), "fp2_transpose_values");
+    unsigned char *got_b = malloc(nvt), *want_b = malloc(nvt);
+    CHECK_CUDA(cudaMemcpy(got_b, vt, nvt, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(want_b, want_vt, nvt, cudaMemcpyDeviceToHost));
+    size_t differ = 0;
+    for (size_t i = 0; i < nvt; i++) differ += got_b[i] != want_b[i];
+    EXPECT_MSG(differ == 0, "%s: pool: %zu of %zu transposed value bytes differ from fp2_transpose_values'",
+               f->name, differ, nvt);
+    free(got_b);
+    free(want_b);
+    cudaFree(want_vt);
   }
   float *km = malloc(sizeof(float) * f->npooled), *vm = malloc(sizeof(float) * f->npooled);
   CHECK_CUDA(cudaMemcpy(km, k_mean, f->npooled * 4, cudaMemcpyDeviceToHost));
@@ -203,6 +225,7 @@ static void test_pool(const fixture *f) {
   cudaFree(vbar);
   cudaFree(k8);
   cudaFree(v8);
+  cudaFree(vt);
 }
 
 /* select.cu: the index from the host's pooled keys. */
