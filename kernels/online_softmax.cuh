@@ -57,6 +57,17 @@ __host__ __device__ constexpr bool fp8_slots_invert() {
 }
 static_assert(fp8_slots_invert(), "fp8_key_slot inverts fp8_slot_key");
 
+/* Four 4-byte words turned around: byte i of out[j] is byte j of w[i] (a 4 x 4 byte
+   transpose in six byte permutes), as the transposed values are made from rows of codes. */
+__device__ __forceinline__ void transpose_4x4_bytes(const uint32_t (&w)[4], uint32_t (&out)[4]) {
+  const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), lo23 = __byte_perm(w[2], w[3], 0x5140);
+  const uint32_t hi01 = __byte_perm(w[0], w[1], 0x7362), hi23 = __byte_perm(w[2], w[3], 0x7362);
+  out[0] = __byte_perm(lo01, lo23, 0x5410);
+  out[1] = __byte_perm(lo01, lo23, 0x7632);
+  out[2] = __byte_perm(hi01, hi23, 0x5410);
+  out[3] = __byte_perm(hi01, hi23, 0x7632);
+}
+
 /* FP8 probabilities in the accumulator layout (columns 0 .. 8 NC - 1) as the e4m3 A operand
    of the next wgmma (k = 32): p[k] covers the 32 columns 32k .. 32k + 31, but in the order a
    thread holds them, columns 8i + 2 (lane % 4) + {0, 1} for i = 4k .. 4k + 3. The B operand

@@ -53,24 +53,19 @@ __device__ __forceinline__ int vt_word(int row, int w) { return row * 32 + (w ^ 
 __device__ __forceinline__ void store_vt_block(const uint32_t *tile, uint8_t *vt, size_t pitch, int h,
                                                int gblock) {
   const int l8 = threadIdx.x % 8, dq = threadIdx.x / 8;
-  uint32_t run[4][4];
+  uint32_t run[4][4]; /* run[i][e]: slots 16 l8 + 4 i .. + 3 of head dim 4 dq + e */
 #pragma unroll
-  for (int i = 0; i < 4; i++) { /* slots 16 l8 + 4 i .. + 3 */
+  for (int i = 0; i < 4; i++) {
     const int slot = 16 * l8 + 4 * i, base = slot / 32 * 32;
     uint32_t w[4];
 #pragma unroll
     for (int j = 0; j < 4; j++) w[j] = tile[vt_word(base + fp8_slot_key(slot % 32 + j), dq)];
-    const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), lo23 = __byte_perm(w[2], w[3], 0x5140);
-    const uint32_t hi01 = __byte_perm(w[0], w[1], 0x7362), hi23 = __byte_perm(w[2], w[3], 0x7362);
-    run[0][i] = __byte_perm(lo01, lo23, 0x5410); /* byte 0 of each row: head dim 4 dq */
-    run[1][i] = __byte_perm(lo01, lo23, 0x7632);
-    run[2][i] = __byte_perm(hi01, hi23, 0x5410);
-    run[3][i] = __byte_perm(hi01, hi23, 0x7632);
+    transpose_4x4_bytes(w, run[i]);
   }
 #pragma unroll
   for (int e = 0; e < 4; e++)
     *reinterpret_cast<uint4 *>(vt + ((size_t)h * kVtRows + 4 * dq + e) * pitch + (size_t)gblock * kVtRows + 16 * l8) =
-        make_uint4(run[e][0], run[e][1], run[e][2], run[e][3]);
+        make_uint4(run[0][e], run[1][e], run[2][e], run[3][e]);
 }
 
 /* grid: (key blocks of the batch, hkv); block: kPoolThreads. */

@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(kTransposeThreads) transpose_kernel(TransposeA
   if (r0 >= n) return;
   const int group = threadIdx.x / 32, lane = threadIdx.x % 32, first = r0 + group * kGroup;
   const uint8_t *src = a.src + (size_t)a.cu_src[s] * a.row_stride + (size_t)h * a.head_stride + 4 * lane;
-  /* run[i][q]: slots 4 q .. 4 q + 3 of head dim 4 lane + i. */
-  uint32_t run[4][kGroup / 4];
+  /* run[q][i]: slots 4 q .. 4 q + 3 of head dim 4 lane + i. */
+  uint32_t run[kGroup / 4][4];
 #pragma unroll
   for (int q = 0; q < kGroup / 4; q++) {
     uint32_t w[4];
@@ -44,19 +44,14 @@ __global__ void __launch_bounds__(kTransposeThreads) transpose_kernel(TransposeA
       const int row = first + fp8_slot_key(4 * q + j);
       w[j] = row < n ? *reinterpret_cast<const uint32_t *>(src + (size_t)row * a.row_stride) : 0u;
     }
-    const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), lo23 = __byte_perm(w[2], w[3], 0x5140);
-    const uint32_t hi01 = __byte_perm(w[0], w[1], 0x7362), hi23 = __byte_perm(w[2], w[3], 0x7362);
-    run[0][q] = __byte_perm(lo01, lo23, 0x5410); /* byte 0 of each row */
-    run[1][q] = __byte_perm(lo01, lo23, 0x7632);
-    run[2][q] = __byte_perm(hi01, hi23, 0x5410);
-    run[3][q] = __byte_perm(hi01, hi23, 0x7632);
+    transpose_4x4_bytes(w, run[q]);
   }
 #pragma unroll
   for (int i = 0; i < 4; i++) {
     uint4 *dst = reinterpret_cast<uint4 *>(a.dst + ((size_t)h * kDim + 4 * lane + i) * a.pitch +
                                            (size_t)a.cu_dst[s] * kRows + first);
-    dst[0] = make_uint4(run[i][0], run[i][1], run[i][2], run[i][3]);
-    dst[1] = make_uint4(run[i][4], run[i][5], run[i][6], run[i][7]);
+    dst[0] = make_uint4(run[0][i], run[1][i], run[2][i], run[3][i]);
+    dst[1] = make_uint4(run[4][i], run[5][i], run[6][i], run[7][i]);
   }
 }
 
