@@ -127,14 +127,14 @@ static fp2_status pool(pass *x) {
 
 static fp2_status select_blocks(pass *x) {
   if (x->in->offsets) return FP2_OK; /* the caller's index */
-  return fp2_select(x->p, x->plan, x->q, x->w.kbar, x->scales, &x->w.index, x->w.select_ws,
-                    x->w.select_ws_bytes, x->stream);
+  return fp2_select(x->p, x->plan, x->q, x->w.kbar, x->scales, &x->w.index, x->w.select_ws, x->w.select_ws_bytes,
+                    x->stream);
 }
 
 static fp2_status attend(pass *x) {
   if (!x->in->o) return FP2_OK;
-  return fp2_attend(x->p, x->plan, x->q, x->k, x->vt ? NULL : x->v, x->w.kbar, x->w.vbar, x->scales, x->offsets, x->indices,
-                    x->in->o, x->w.attend_ws, x->w.attend_ws_bytes, x->stream);
+  return fp2_attend(x->p, x->plan, x->q, x->k, x->vt ? NULL : x->v, x->w.kbar, x->w.vbar, x->scales, x->offsets,
+                    x->indices, x->in->o, x->w.attend_ws, x->w.attend_ws_bytes, x->stream);
 }
 
 static fp2_status (*const stages[FP2_STAGES])(pass *) = {quantize, pool, select_blocks, attend};
@@ -155,7 +155,7 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
   x.k = fp8 ? (const void *)x.w.k8 : in->k;
   x.v = fp8 ? (const void *)x.w.v8 : in->v;
   x.scales = fp8 ? x.w.scales : NULL;
-  x.vt = fp8 && p->kernel == FP2_KERNEL_SM90 && p->dim == 128 && p->block == 128 ? x.w.attend_ws : NULL;
+  x.vt = fp8 && p->kernel == FP2_KERNEL_SM90 && fp2_sm90_supports_shape(p) == FP2_OK ? x.w.attend_ws : NULL;
   x.offsets = in->offsets ? in->offsets : x.w.index.offsets;
   x.indices = in->indices ? in->indices : x.w.index.indices;
   for (int s = 0; s < FP2_STAGES; s++) {

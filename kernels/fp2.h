@@ -130,6 +130,7 @@ typedef struct fp2_plan {
    the device when it returns, for use on any stream (not inside a stream capture). */
 fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const int *lk, fp2_plan *plan);
 void fp2_plan_destroy(fp2_plan *plan);
+
 /* The plan's prefix sums on the host, each [batch + 1]: rows of Q and of K/V, query tiles,
    key blocks and pooled chunks, for a caller that lays out host tensors as the plan does.
    Lengths are not checked here (fp2_plan_create does); FP2_ERR_ARG past 2^31. */
