@@ -310,15 +310,10 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
    of the previous unit have completed. */
 template <bool kFp8>
 __device__ void load_q_rows(Smem<kFp8> &sm, const Sm90Args &a, const Unit &u, const fp2_tile &tl, int c) {
-  constexpr int kChunks = kD * Prec<kFp8>::elem / 16; /* 16-byte chunks per row */
-  for (int i = threadIdx.x % 128; i < 64 * kChunks; i += 128) {
-    const int r = c * 64 + i / kChunks, chunk = i % kChunks, row = tl.row_begin + r;
-    unsigned char *dst = sm.q + (chunk / 8) * kHalfBytes + r * 128 + ((chunk % 8) ^ (r % 8)) * 16;
-    if (row < tl.row_end)
-      cp_async_16(dst, a.q + packed_row_offset(a.p, a.cu_q[u.s], u.h, row) * Prec<kFp8>::elem + chunk * 16, 16);
-    else
-      cp_async_16(dst, a.q, 0);
-  }
+  cp_async_rows_sw128<kD * Prec<kFp8>::elem, 128>(
+      sm.q, c * 64, 64, tl.row_end - tl.row_begin,
+      [&](int r) { return a.q + packed_row_offset(a.p, a.cu_q[u.s], u.h, tl.row_begin + r) * Prec<kFp8>::elem; },
+      a.q, 128 * (1 + c));
   cp_async_commit();
   cp_async_wait<0>();
   fence_proxy_async_shared();
@@ -535,14 +530,10 @@ fp2_status launch(const fp2_params *p, const fp2_plan *plan, const void *q, cons
   if (smem > (size_t)smem_max)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs %zu bytes of shared memory (%d here)",
                     smem, smem_max);
-  const int g = fp2_group(p);
   /* Q and O [total_q, hq, 128]; K, V [total_k, hkv, 128]; pooled [hkv * total_blocks, 128];
      FP8's transposed V [hkv * 128, 128 * total_blocks] and means [hkv * 128, 128 * total_chunks]. */
   CUtensorMap tm_q, tm_k, tm_v, tm_kbar, tm_vbar;
   const cuuint64_t row = kD * elem;
-  const cuuint64_t q_dims[3] = {kD, (cuuint64_t)p->hq, (cuuint64_t)plan->total_q};
-  const cuuint64_t q_strides[2] = {row, row * p->hq};
-  const cuuint32_t q_box[3] = {(cuuint32_t)inner, (cuuint32_t)g, (cuuint32_t)(kTileRowsSm90 / g)}; /* g | 128 */
   const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, (cuuint64_t)plan->total_k};
   const cuuint64_t kv_strides[2] = {row, row * p->hkv};
   const cuuint32_t kv_box[3] = {(cuuint32_t)inner, 1, kKeys};
@@ -555,7 +546,7 @@ fp2_status launch(const fp2_params *p, const fp2_plan *plan, const void *q, cons
   const cuuint32_t vt_box[2] = {kKeys, kD};
   fp2_status st;
   memset(&tm_q, 0, sizeof tm_q);
-  if (a.q_by_tma && (st = fp2_tensor_map_sw128(&tm_q, elem, q, 3, q_dims, q_strides, q_box)) != FP2_OK) return st;
+  if (a.q_by_tma && (st = fp2_tensor_map_q_tiles(&tm_q, elem, q, p, plan->total_q)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_sw128(&tm_k, elem, k, 3, kv_dims, kv_strides, kv_box)) != FP2_OK) return st;
   if ((st = fp2_tensor_map_sw128(&tm_kbar, elem, kbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK)
     return st;

@@ -22,9 +22,9 @@ extern "C" {
 
 typedef enum { FP2_BF16 = 0, FP2_FP8 = 1 } fp2_dtype;
 
-/* The attention kernel fp2_attend runs: the portable one (mma.sync, sm_80+, every shape
-   and precision) or the Hopper one (sm_90a: TMA, wgmma, warp specialisation; BF16, head
-   dim 128, block 128). */
+/* The kernels fp2_select and fp2_attend run: the portable ones (mma.sync, sm_80+, every
+   shape and precision) or the Hopper ones (sm_90a: TMA, wgmma; attention with warp
+   specialisation; BF16 and FP8, head dim 128, block 128, query tile 128). */
 typedef enum { FP2_KERNEL_PORTABLE = 0, FP2_KERNEL_SM90 = 1 } fp2_kernel;
 
 /* Every library call returns a status; on failure fp2_error_message() names the call
@@ -49,7 +49,7 @@ typedef struct fp2_params {
   int recent;        /* the last `recent` tiles of a sequence keep every causal block */
   int correction;    /* 1: unselected fully visible blocks enter as pooled virtual keys */
   fp2_dtype dtype;
-  fp2_kernel kernel; /* attention kernel (selection and pooling have one each) */
+  fp2_kernel kernel; /* selection and attention kernels (pooling has one) */
 } fp2_params;
 
 /* One query tile of one sequence and KV head. Queries are the last lq of lk positions
@@ -168,18 +168,22 @@ typedef struct fp2_index {
 
 size_t fp2_select_workspace_bytes(const fp2_plan *plan);
 
-/* Fused scoring (one pass over the pooled keys, running tile maximum, per-chunk maxima),
-   max-based threshold, always-kept blocks, in-place compaction, then the CSR.
-   Precision: scores from the operands as given (bf16 Q and K̄, or e4m3 codes, exact in
-   f16), products exact and summed in f32 on tensor cores; energies are sums in f32 of
-   ex2.approx (relative error near 2^-22) against per-group maxima, rescaled to the tile's
-   maximum. check --backend gpu holds the index to the oracle on the same rounded K̄ with
-   flips allowed within 1e-4 of the threshold. */
+/* Fused scoring (one pass over the pooled keys), max-based threshold, always-kept blocks,
+   in-place compaction, then the CSR; p->kernel picks the scoring kernel (FP2_KERNEL_SM90:
+   wgmma, head dim 128, Hopper only).
+   Precision: scores from the operands as given (bf16 Q and K̄, or e4m3 codes) on tensor
+   cores: bf16 (both kernels) and FP8 on the portable one (codes exact in f16) give exact
+   products summed in f32; FP8 on sm90 is e4m3 wgmma, whose accumulator keeps about 14 bits.
+   Energies are sums in f32 of ex2.approx (relative error near 2^-22) against per-key (sm90)
+   or per-group (portable) maxima, kept as log2 values; a block is kept when its log2
+   energy is >= the tile's largest + log2(alpha). check --backend gpu holds the index to the
+   oracle on the same rounded K̄ with flips allowed within 1e-4 (BF16) or 5e-3 (FP8) of the
+   threshold. */
 fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
                       const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);
 
-/* Whether the sm90 attention kernel takes the shape of p (head dim, block, query tile; the
+/* Whether the sm90 kernels take the shape of p (head dim, block, query tile; the
    GPU is checked at launch): FP2_OK, or FP2_ERR_UNSUPPORTED with the reason in
    fp2_error_message(). Needs no GPU. */
 fp2_status fp2_sm90_supports_shape(const fp2_params *p);

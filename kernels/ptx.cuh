@@ -40,6 +40,13 @@ __device__ __forceinline__ float ex2_approx(float x) {
   return y;
 }
 
+/* log2(x) on the special-function unit: one MUFU op. lg2(0) = -inf. */
+__device__ __forceinline__ float lg2_approx(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 /* Named barriers (ids 1-15; 0 is __syncthreads): `threads` in all, a multiple of 32, of
    which the arriving ones go on at once and the syncing ones wait for the count. */
 __device__ __forceinline__ void bar_sync(int id, int threads) {

@@ -8,10 +8,11 @@
    maximum to shared memory. After the next chunk's barrier, threads 0-63 rescale the four
    warps' partials to their largest maximum and store the block energies as float bits in
    the segment's scratch index, the maximum in shared memory: no CTA-wide reduction inside
-   the loop. Then energies are rescaled to the tile's maximum, thresholded at alpha * max,
-   joined with the sink / window / tail blocks, and compacted in place (the write position
-   never passes the read position). No per-row score matrix exists. A CUB scan and a gather
-   turn the per-segment lists into the CSR. Tiles run heaviest (last) first.
+   the loop; the combining threads store log2 energies (select_tile.cuh), so nothing is
+   rescaled after the loop. Then the shared end of the selection: threshold, always-kept
+   blocks, compaction in place. No per-row score matrix exists. A CUB scan and a gather
+   turn the per-segment lists into the CSR (fp2_select, for this kernel and the wgmma one in
+   select_sm90.cu). Tiles run heaviest (last) first.
    FP8 operands are staged as e4m3 bytes by cp.async (half the shared-memory traffic of
    bf16) and become f16 when a fragment is loaded: exact, as e4m3 is a subset of f16, so the
    f16 MMA's products are exact as the bf16 ones are.
@@ -23,13 +24,12 @@
 #include <cuda_fp16.h>
 
 #include "cuda_check.h"
-#include "tile_mma.cuh"
+#include "select_tile.cuh"
 
 namespace fp2 {
 namespace {
 
-constexpr int kSelWarps = 4; /* 32 query rows each: 4 MMA n-tiles of 8 */
-constexpr int kSelThreads = kSelWarps * 32;
+/* kSelWarps warps of 32 query rows each: 4 MMA n-tiles of 8. */
 constexpr int kChunk = 64; /* pooled keys per pipeline stage */
 constexpr int kPart = 32;  /* keys per MMA pass: 2 m-tiles of 16 */
 constexpr int kParts = kChunk / kPart;
@@ -37,15 +37,6 @@ constexpr int kGroups = kChunk / 4; /* a lane quad's 4 keys of a part share thei
 
 /* The key group of key t of a chunk: quad t % 8 of part t / 32 (its keys: t % 8 + 8i). */
 __device__ __forceinline__ int group_of(int t) { return t / kPart * 8 + t % 8; }
-
-struct SelectArgs {
-  fp2_params p;
-  int total_blocks;
-  const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq, *seg_base;
-  const void *q, *kbar;
-  const float *scales;
-  int *scratch, *counts;
-};
 
 /* Rows of D operands (bf16, or e4m3 codes) in shared memory, in 16-byte chunks. An
    ldmatrix covers one 16-wide k step of bf16 (two chunks) or two k steps of e4m3. */
@@ -157,17 +148,6 @@ __device__ __forceinline__ void score_part(const uint32_t (&qf)[D / 16][4][2], c
     }
 }
 
-/* Maximum of v over the CTA; every thread gets it. */
-__device__ float cta_max(float v, float *red) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();
-  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-  __syncthreads();
-  v = red[0];
-  for (int w = 1; w < kSelWarps; w++) v = fmaxf(v, red[w]);
-  return v;
-}
-
 template <int D, bool kFp8>
 __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   using Op = Operand<D, kFp8>;
@@ -177,21 +157,15 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   float *part_sum = reinterpret_cast<float *>(smem_raw + 3 * Op::kStageBytes); /* [2][kSelWarps][kChunk] */
   float *part_max = part_sum + 2 * kSelWarps * kChunk;    /* [2][kSelWarps][kGroups], log2 units */
   int *row_last = reinterpret_cast<int *>(part_max + 2 * kSelWarps * kGroups); /* [kTileRows] */
-  float *chunk_max = reinterpret_cast<float *>(row_last + kTileRows);          /* [chunks][kGroups] */
   __shared__ float red[kSelWarps];
   __shared__ int warp_count[kSelWarps];
   static_assert(kTileRows * Op::kRowBytes == 2 * Op::kStageBytes, "the Q tile is two stages long");
 
   const fp2_params &p = a.p;
-  const int gt = gridDim.x - 1 - blockIdx.x; /* the last tiles score the most blocks: first */
-  const int h = blockIdx.y, s = a.tile_seq[gt];
-  const int t = gt - a.cu_tiles[s], ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
-  const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s], offset = lk - lq;
-  const int g = p.hq / p.hkv, elem = kFp8 ? 1 : 2;
-  const fp2_tile tl = fp2_tile_at(&p, lq, lk, t);
-  const int nrows = tl.row_end - tl.row_begin, nchunks = fp2_cdiv(tl.nscored, kChunk);
-  const int seg = fp2_segment(&p, a.cu_tiles[s], ntiles, h, t);
-  int *slot = a.scratch + a.seg_base[seg];
+  const SelectSegment sg = select_segment(a);
+  const int h = sg.h, s = sg.s, elem = kFp8 ? 1 : 2;
+  const fp2_tile &tl = sg.tl;
+  const int nrows = sg.nrows, nchunks = fp2_cdiv(tl.nscored, kChunk);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char *qb = static_cast<const char *>(a.q);
   const char *kb = static_cast<const char *>(a.kbar) + ((size_t)h * a.total_blocks + a.cu_blocks[s]) * p.dim * elem;
@@ -205,9 +179,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   });
   if (nchunks > 0) stage_keys(stages, 0);
   cp_async_commit();
-  /* The last block each row counts (blocks J < nscored with J * B <= its position); -1: no row. */
-  for (int r = threadIdx.x; r < kTileRows; r += kSelThreads)
-    row_last[r] = r < nrows ? min(tl.nscored - 1, (offset + (tl.row_begin + r) / g) / p.block) : -1;
+  fill_row_last(p, sg, row_last);
   cp_async_wait<0>();
   __syncthreads();
   uint32_t qf[D / 16][4][2];
@@ -215,16 +187,15 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
 
   const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
   const float scale_log2 = sq * sk * rsqrtf((float)p.dim) * kLog2e;
-  /* Chunks below full_end are counted for every row: no mask. */
-  const int full_end = nrows == kTileRows ? min(tl.nscored, tl.first_k + 1) : 0;
-  float m_run = -INFINITY; /* combining threads: the largest maximum so far (log2 units) */
+  const int full_end = select_full_end(sg);
+  float l_max = -INFINITY; /* combining threads: the largest log2 energy so far */
   /* This lane's ldmatrix row in a stage's 16-key m-tiles, and the swizzle of its chunks (the
      row's swizzle depends on lane % 8 alone; 16-byte chunks XOR without carries). */
   const int a_lrow = (lane & 7) + ((lane >> 3) & 1) * 8;
   const uint32_t a_row = a_lrow * Op::kRowBytes;
   const uint32_t a_xor = swz_chunk<Op::kRowBytes>(a_lrow, lane >> 4) - a_row;
 
-  /* Pass 1: iteration c scores chunk c and combines chunk c - 1's partials. */
+  /* Iteration c scores chunk c and combines chunk c - 1's partials. */
   for (int c = 0; c <= nchunks; c++) {
     cp_async_wait<0>();
     __syncthreads(); /* chunk c has landed; chunk c - 1's stage is read and its partials written */
@@ -238,9 +209,9 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
       for (int w = 0; w < kSelWarps; w++)
         if (pm[w * kGroups] != -INFINITY)
           e += part_sum[(b * kSelWarps + w) * kChunk + threadIdx.x] * ex2_approx(pm[w * kGroups] - mc);
-      if (j < tl.nscored) slot[j] = __float_as_int(e);
-      if (threadIdx.x % kPart < 8) chunk_max[(c - 1) * kGroups + grp] = mc;
-      m_run = fmaxf(m_run, mc);
+      const float l = log2_energy(e, mc);
+      if (j < tl.nscored) sg.slot[j] = __float_as_int(l);
+      l_max = fmaxf(l_max, l);
     }
     if (c == nchunks) break;
 
@@ -296,36 +267,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
     }
   }
 
-  /* Pass 2: energies against the tile's maximum, and their maximum. */
-  const float m_tile = cta_max(m_run, red);
-  float e_max = 0.0f;
-  for (int j = threadIdx.x; j < tl.nscored; j += kSelThreads) {
-    const float e = __int_as_float(slot[j]) * ex2_approx(chunk_max[j / kChunk * kGroups + group_of(j % kChunk)] - m_tile);
-    slot[j] = __float_as_int(e);
-    e_max = fmaxf(e_max, e);
-  }
-  e_max = cta_max(e_max, red);
-  const float threshold = p.alpha * e_max;
-
-  /* Pass 3: keep and compact in place, a block per thread a round; reads precede the round's writes. */
-  int count = 0;
-  for (int j0 = 0; j0 <= tl.last_k; j0 += kSelThreads) {
-    const int j = j0 + threadIdx.x;
-    bool keep = false;
-    if (j <= tl.last_k)
-      keep = fp2_always_kept(&p, &tl, ntiles, t, j) || (j < tl.nscored && __int_as_float(slot[j]) >= threshold);
-    const unsigned ballot = __ballot_sync(0xffffffffu, keep);
-    if (lane == 0) warp_count[warp] = __popc(ballot);
-    __syncthreads();
-    int before = count;
-    for (int w = 0; w < warp; w++) before += warp_count[w];
-    int total = 0;
-    for (int w = 0; w < kSelWarps; w++) total += warp_count[w];
-    if (keep) slot[before + __popc(ballot & ((1u << lane) - 1u))] = j;
-    count += total;
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) a.counts[seg] = count;
+  keep_blocks(a, sg, l_max, red, warp_count);
 }
 
 __global__ void gather_kernel(int nseg, const int *seg_base, const int *scratch, const int *offsets, int *indices) {
@@ -336,10 +278,9 @@ __global__ void gather_kernel(int nseg, const int *seg_base, const int *scratch,
 }
 
 template <int D, bool kFp8>
-fp2_status launch(const SelectArgs &a, int total_tiles, int max_blocks, cudaStream_t stream) {
-  const int nchunks = fp2_cdiv(max_blocks, kChunk);
+fp2_status launch(const SelectArgs &a, int total_tiles, cudaStream_t stream) {
   const size_t smem = 3 * Operand<D, kFp8>::kStageBytes + sizeof(float) * 2 * kSelWarps * (kChunk + kGroups) +
-                      sizeof(int) * kTileRows + sizeof(float) * nchunks * kGroups;
+                      sizeof(int) * kTileRows;
   FP2_CUDA("fp2_select", cudaFuncSetAttribute(select_kernel<D, kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)smem));
   /* Four CTAs of 51 KB (bf16, d = 128) share an SM only with the shared-memory carve-out at its most. */
@@ -373,12 +314,14 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
                   plan->tile_seq, plan->seg_base,   q,          kbar,       scales,          index->scratch,
                   index->counts};
   fp2_status st;
-  if (p->dim == 128)
-    st = p->dtype == FP2_FP8 ? launch<128, true>(a, plan->total_tiles, plan->max_blocks, stream)
-                             : launch<128, false>(a, plan->total_tiles, plan->max_blocks, stream);
+  if (p->kernel == FP2_KERNEL_SM90)
+    st = select_sm90(a, plan, stream);
+  else if (p->dim == 128)
+    st = p->dtype == FP2_FP8 ? launch<128, true>(a, plan->total_tiles, stream)
+                             : launch<128, false>(a, plan->total_tiles, stream);
   else if (p->dim == 64)
-    st = p->dtype == FP2_FP8 ? launch<64, true>(a, plan->total_tiles, plan->max_blocks, stream)
-                             : launch<64, false>(a, plan->total_tiles, plan->max_blocks, stream);
+    st = p->dtype == FP2_FP8 ? launch<64, true>(a, plan->total_tiles, stream)
+                             : launch<64, false>(a, plan->total_tiles, stream);
   else
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (st != FP2_OK) return st;

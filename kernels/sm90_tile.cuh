@@ -31,10 +31,30 @@ __device__ __forceinline__ void tma_load_tile_3d(unsigned char *tile, const void
   tma_load_3d(tile + kHalfBytes, map, 64, c1, c2, bar);
 }
 
+/* Rows r0 .. r0 + n - 1 of a tile of rows of kRowBytes (128 or 256) by cp.async, into the
+   layout TMA writes (16-byte chunk j of row r at j ^ (r % 8) within its half): row r from
+   row_ptr(r) (global) when r < valid, zeros otherwise (naming `base`, reading nothing). The
+   CTA's threads `first` .. `first` + kThreads - 1 take part; the caller commits and waits. */
+template <int kRowBytes, int kThreads, typename RowPtr>
+__device__ __forceinline__ void cp_async_rows_sw128(unsigned char *tile, int r0, int n, int valid, RowPtr row_ptr,
+                                                    const void *base, int first) {
+  constexpr int kChunks = kRowBytes / 16;
+  for (int i = threadIdx.x - first; i < n * kChunks; i += kThreads) {
+    const int r = r0 + i / kChunks, chunk = i % kChunks;
+    unsigned char *dst = tile + (chunk / 8) * kHalfBytes + r * 128 + ((chunk % 8) ^ (r % 8)) * 16;
+    if (r < valid)
+      cp_async_16(dst, static_cast<const unsigned char *>(row_ptr(r)) + chunk * 16, 16);
+    else
+      cp_async_16(dst, base, 0);
+  }
+}
+
 /* The 16-column slice k (0..7) of the 64 rows starting at row0 (a multiple of 8) of a tile
-   read K-major, rows being M or N and columns the reduction: Q and K in S = Q K^T. */
+   read K-major, rows being M or N and columns the reduction: Q and K in S = Q K^T. A tile
+   of kRows rows has its 64-column halves kRows * 128 bytes apart. */
+template <int kRows = kTileRowsSm90>
 __device__ __forceinline__ uint64_t desc_kmajor(const unsigned char *tile, int row0, int k) {
-  return smem_desc_sw128(tile + (k / 4) * kHalfBytes + row0 * 128 + (k % 4) * 32, 0, 1024);
+  return smem_desc_sw128(tile + (k / 4) * kRows * 128 + row0 * 128 + (k % 4) * 32, 0, 1024);
 }
 
 /* Rows 16k .. 16k + 15 (the reduction) of a tile read MN-major, all 128 columns as N: V in

@@ -32,3 +32,13 @@ fp2_status fp2_tensor_map_sw128(CUtensorMap *map, int elem_bytes, const void *ba
                     rank);
   return FP2_OK;
 }
+
+fp2_status fp2_tensor_map_q_tiles(CUtensorMap *map, int elem_bytes, const void *q, const fp2_params *p, int total_q) {
+  const int g = fp2_group(p);
+  if (128 % g != 0) return fp2_fail(FP2_ERR_ARG, "fp2_tensor_map_q_tiles: g = %d does not divide 128", g);
+  const cuuint64_t row = (cuuint64_t)p->dim * elem_bytes;
+  const cuuint64_t dims[3] = {(cuuint64_t)p->dim, (cuuint64_t)p->hq, (cuuint64_t)total_q};
+  const cuuint64_t strides[2] = {row, row * p->hq};
+  const cuuint32_t box[3] = {(cuuint32_t)(128 / elem_bytes), (cuuint32_t)g, (cuuint32_t)(128 / g)};
+  return fp2_tensor_map_sw128(map, elem_bytes, q, 3, dims, strides, box);
+}

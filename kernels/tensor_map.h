@@ -18,6 +18,11 @@ extern "C" {
 fp2_status fp2_tensor_map_sw128(CUtensorMap *map, int elem_bytes, const void *base, int rank, const cuuint64_t *dims,
                                 const cuuint64_t *strides_bytes, const cuuint32_t *box);
 
+/* The map of Q's tiles of 128 packed rows (positions x the g heads of a KV head) when g
+   divides 128: Q [total_q, hq, dim] of elem_bytes elements (dim * elem_bytes = 128 or 256),
+   a box of 128 / g positions x g heads x 128 bytes, read at (column, h * g, position). */
+fp2_status fp2_tensor_map_q_tiles(CUtensorMap *map, int elem_bytes, const void *q, const fp2_params *p, int total_q);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,7 +87,7 @@ static void compare(const device_pass *d, const problem *pb, const char *what) {
                idx.offsets[0], (long long)idx.nnz, d->plan.capacity);
   } else {
     index_diff id;
-    check_index(pb, kbar, scales[1], &idx, 1e-4, 10, &id);
+    check_index(pb, kbar, scales[1], &idx, gpu_flip_tolerance(pb->p.dtype), 10, &id);
     EXPECT_MSG(id.mismatches == 0, "%s: %lld of %lld blocks differ from ref_select (%lld flips)", what,
                (long long)id.mismatches, (long long)id.blocks, (long long)id.flips);
     row_sample rows;

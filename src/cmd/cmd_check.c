@@ -39,10 +39,11 @@ static const int grid_groups[] = {1, 4, 8};
 static int grid_hkv(int backend) { return backend == BACKEND_GPU ? 8 : 1; }
 
 /* Default relative distance to the threshold within which a differing block is a flip:
-   the cpu backend rounds the pooled keys (bf16: 2^-9 relative, e4m3: 2^-4) before scoring,
-   which moves energies by up to a few percent (bf16) or tens of percent (e4m3). */
+   the gpu's (gpu_flip_tolerance); the cpu backend rounds the pooled keys (bf16: 2^-9
+   relative, e4m3: 2^-4) before scoring, which moves energies by up to a few percent (bf16)
+   or tens of percent (e4m3). */
 static double default_flip_tol(int backend, fp2_dtype dt) {
-  if (backend == BACKEND_GPU) return 1e-4;
+  if (backend == BACKEND_GPU) return gpu_flip_tolerance(dt);
   return dt == FP2_FP8 ? 0.5 : 0.05;
 }
 

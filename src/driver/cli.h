@@ -67,7 +67,7 @@ typedef struct input_opts { /* OPTS_DATA */
 
 typedef struct run_opts { /* OPTS_RUN, OPT_TRIALS */
   int backend;
-  int kernel;      /* KERNEL_AUTO, KERNEL_PORTABLE or KERNEL_SM90: the gpu attention kernel */
+  int kernel;      /* KERNEL_AUTO, KERNEL_PORTABLE or KERNEL_SM90: the gpu select and attention kernels */
   int trials;      /* timed repetitions after one warm-up (gpu) */
   const char *out; /* JSON destination; NULL: none, "-": stdout */
 } run_opts;
@@ -130,8 +130,8 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
 #define OPTS_RUN(o)                                                         \
   {"--backend", OPT_CHOICE, &(o)->run.backend, BACKEND_CHOICES, "auto: gpu when present"}, \
   {"--kernel", OPT_CHOICE, &(o)->run.kernel, KERNEL_CHOICES,                              \
-   "gpu attention kernel: sm90 (wgmma; --dim 128, --block 128 --qtile 128) or portable " \
-   "(mma.sync); auto: sm90 on an sm_90 GPU for the shapes it takes, portable elsewhere"}, \
+   "gpu selection and attention kernels: sm90 (wgmma; --dim 128, --block 128 --qtile 128) " \
+   "or portable (mma.sync); auto: sm90 on an sm_90 GPU for the shapes it takes, portable elsewhere"}, \
   {"--out", OPT_STRING, &(o)->run.out, "FILE.json", "write the JSON result (- for stdout)"}
 
 /* Every shared option: the start of each experiment's spec table. */

@@ -16,6 +16,8 @@ static int contains(const int *a, int n, int j) {
   return 0;
 }
 
+double gpu_flip_tolerance(fp2_dtype dtype) { return dtype == FP2_FP8 ? 5e-3 : 1e-4; }
+
 void check_index(const problem *pb, const float *kbar, double kbar_scale, const csr_index *got, double tol,
                  int show, index_diff *out) {
   int64_t blocks = 0, flips = 0, mismatches = 0;

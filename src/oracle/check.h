@@ -21,6 +21,14 @@ typedef struct index_diff {
 void check_index(const problem *pb, const float *kbar, double kbar_scale, const csr_index *got, double tol,
                  int show, index_diff *out);
 
+/* The flip tolerance of the gpu kernels' index. BF16: 1e-4, as the scores are exact products
+   summed in f32 and the energies sums of ex2.approx. FP8: 5e-3, as the sm90 select scores
+   with e4m3 wgmma, whose accumulator keeps fewer bits than f32 (about 14, as DeepSeek-V3
+   reports for FP8 GEMMs on Hopper; DeepGEMM promotes to f32 every 128 of k, our whole
+   reduction): energies move by up to about 1e-3 of themselves on the check grid (1.3e-3,
+   the largest seen on the H200, at 64K). */
+double gpu_flip_tolerance(fp2_dtype dtype);
+
 typedef struct output_diff {
   int rows;
   double err;        /* max |o - o_exact| over the compared rows */

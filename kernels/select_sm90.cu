@@ -1,0 +1,272 @@
+/* Fused block selection on Hopper (sm_90a, head dim 128, BF16 or FP8): the scoring of
+   select.cu on wgmma, behind fp2_select when p->kernel is FP2_KERNEL_SM90.
+   One CTA of one warpgroup per segment (sequence, KV head, query tile of 128 packed rows),
+   heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
+   128 (by cp.async otherwise: a tile then starts inside a position's heads); the pooled
+   keys come by TMA in stages of 64 on mbarriers. A stage is one wgmma product
+   against the whole Q tile, S^T = K̄ Q^T (keys as M, the 128 rows as N; FP8: e4m3 wgmma on
+   the codes, no conversion), so that each thread holds two keys x 32 rows and a key's
+   maximum and sum over the tile's rows stay within its lane quad: no cross-warp
+   combination. The product of stage c + 1 is issued before the exponentials of stage c,
+   so that it runs on the tensor cores while they run on the MUFU; a stage is refilled as
+   soon as its product has completed. A key's energy goes to the segment's scratch as a
+   log2 value against its own maximum (select_tile.cuh); the shared end follows.
+   v1 (stages of 128 keys as two products, the second overlapping only the first one's
+   exponentials; 2 CTAs per SM in BF16) took 2.48 ms at 128K in BF16 (the portable kernel:
+   2.05) and 1.49 in FP8 (2.06); kernels/NOTES.md. */
+#include <string.h>
+
+#include "cuda_check.h"
+#include "select_tile.cuh"
+#include "sm90_shape.h"
+#include "sm90_tile.cuh"
+#include "tensor_map.h"
+
+namespace fp2 {
+namespace {
+
+constexpr int kD = FP2_SM90_DIM;
+constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
+static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
+
+/* What the precision changes: bytes per row, the stages (BF16: two, so that three CTAs
+   share an SM; FP8's are half the size), the k of one product step. */
+template <bool kFp8>
+struct SelPrec {
+  static constexpr int elem = kFp8 ? 1 : 2;
+  static constexpr int halves = kFp8 ? 1 : 2; /* 64-column halves of 128 bytes per row */
+  static constexpr int stage_bytes = halves * kStageKeys * 128;
+  static constexpr int stages = kFp8 ? 4 : 2;
+  static constexpr int k_step = kFp8 ? 32 : 16;
+};
+
+/* Shared memory, 1024-byte aligned: the operand tiles first. */
+template <bool kFp8>
+struct SelSmem {
+  unsigned char q[SelPrec<kFp8>::halves * kHalfBytes];
+  unsigned char k[SelPrec<kFp8>::stages][SelPrec<kFp8>::stage_bytes];
+  uint64_t full[SelPrec<kFp8>::stages];
+  uint64_t q_full;
+  int row_last[kTileRows];
+  float red[kSelWarps];
+  int warp_count[kSelWarps];
+};
+
+/* d (64 keys x 128 rows) = K̄ Q^T of one stage, committed as one group. */
+template <bool kFp8>
+__device__ __forceinline__ void issue_scores(float (&d)[16][4], const unsigned char *keys, const unsigned char *q) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kD / SelPrec<kFp8>::k_step; kk++) {
+    const uint64_t kd = desc_kmajor<kStageKeys>(keys, 0, kk), qd = desc_kmajor(q, 0, kk);
+    if constexpr (kFp8)
+      wgmma_m64n128k32_e4m3_ss(d, kd, qd, kk > 0);
+    else
+      wgmma_m64n128k16_bf16_ss(d, kd, qd, kk > 0);
+  }
+  wgmma_commit();
+}
+
+/* Whether score (i, e) of this thread is counted: key k0 + 8 (e / 2) against the last block
+   of row 8 i + 2 (lane % 4) + e % 2. */
+__device__ __forceinline__ bool counted(const int *row_last, int k0, int i, int e) {
+  return k0 + 8 * (e / 2) <= row_last[8 * i + 2 * (threadIdx.x % 4) + e % 2];
+}
+
+/* The log2 energies of the 64 keys j0 .. j0 + 63 from their scores d (this thread: keys
+   k0 = j0 + 16 warp + lane / 4 (d[i][0..1]) and k0 + 8 (d[i][2..3]), rows 8 i + 2 (lane % 4)
+   + 0..1), into the slot; returns the larger of this thread's two (-inf off lane 0 of a quad).
+   kMasked: scores past a row's last block count as -inf. d is only read: the next stage's
+   product is in flight, and writing the registers of a wgmma accumulator meanwhile makes
+   ptxas serialise every wgmma. */
+template <bool kMasked>
+__device__ __forceinline__ float score_keys(const float (&d)[16][4], int j0, int nscored, const int *row_last,
+                                            float scale_log2, int *slot) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, k0 = j0 + warp * 16 + lane / 4;
+  auto score = [&](int i, int e) { return !kMasked || counted(row_last, k0, i, e) ? d[i][e] : -INFINITY; };
+  /* Each key's maximum over the rows: its 32 scores here, then the quad. */
+  float m[2][2];
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+    m[k][0] = score(0, 2 * k);
+    m[k][1] = score(0, 2 * k + 1);
+#pragma unroll
+    for (int i = 1; i < 16; i++) {
+      m[k][0] = fmaxf(m[k][0], score(i, 2 * k));
+      m[k][1] = fmaxf(m[k][1], score(i, 2 * k + 1));
+    }
+  }
+  float l_max = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+    float mk = fmaxf(m[k][0], m[k][1]);
+    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 1));
+    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 2));
+    /* exp2(s * scale - max) in one FFMA and one MUFU op; masked scores give exp2(-inf) = 0. */
+    const float ref = mk == -INFINITY ? 0.0f : mk * scale_log2;
+    float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+      sum[0] += ex2_approx(fmaf(score(i, 2 * k), scale_log2, -ref));
+      sum[1] += ex2_approx(fmaf(score(i, 2 * k + 1), scale_log2, -ref));
+    }
+    float e = sum[0] + sum[1];
+    e += __shfl_xor_sync(0xffffffffu, e, 1);
+    e += __shfl_xor_sync(0xffffffffu, e, 2);
+    const int j = k0 + 8 * k;
+    if (lane % 4 == 0 && j < nscored) {
+      const float l = log2_energy(e, ref);
+      slot[j] = __float_as_int(l);
+      l_max = fmaxf(l_max, l);
+    }
+  }
+  return l_max;
+}
+
+template <bool kFp8>
+__global__ void __launch_bounds__(kSelThreads, 3)
+    select_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_kbar,
+                       const SelectArgs a, int q_by_tma) {
+#if FP2_SM90_DEVICE
+  using Prec = SelPrec<kFp8>;
+  constexpr int kStages = Prec::stages;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  SelSmem<kFp8> &sm = *reinterpret_cast<SelSmem<kFp8> *>(align_1024(smem_raw));
+  const fp2_params &p = a.p;
+  const SelectSegment sg = select_segment(a);
+  const int n = fp2_cdiv(sg.tl.nscored, kStageKeys);
+  const int key_row0 = sg.h * a.total_blocks + a.cu_blocks[sg.s]; /* the segment's first pooled key in the map */
+  auto load_keys = [&](int c) { /* thread 0: pooled keys 64 c .. 64 c + 63 into their stage */
+    uint64_t *bar = &sm.full[c % kStages];
+    unsigned char *dst = sm.k[c % kStages];
+    mbarrier_arrive_expect_tx(bar, Prec::stage_bytes);
+    for (int hf = 0; hf < Prec::halves; hf++)
+      tma_load_2d(dst + hf * kStageKeys * 128, &tm_kbar, hf * 64, key_row0 + c * kStageKeys, bar);
+  };
+  if (threadIdx.x == 0) {
+    for (int st = 0; st < kStages; st++) mbarrier_init(&sm.full[st], 1);
+    mbarrier_init(&sm.q_full, 1);
+    fence_mbarrier_init();
+    if (q_by_tma) { /* rows past the sequence read the next one's: every score of theirs is masked */
+      mbarrier_arrive_expect_tx(&sm.q_full, Prec::halves * kHalfBytes);
+      for (int hf = 0; hf < Prec::halves; hf++)
+        tma_load_3d(sm.q + hf * kHalfBytes, &tm_q, hf * 64, sg.h * sg.g, a.cu_q[sg.s] + sg.tl.row_begin / sg.g,
+                    &sm.q_full);
+    }
+    for (int c = 0; c < n && c < kStages; c++) load_keys(c);
+  }
+  if (!q_by_tma) {
+    const unsigned char *q = static_cast<const unsigned char *>(a.q);
+    cp_async_rows_sw128<kD * Prec::elem, kSelThreads>(
+        sm.q, 0, kTileRows, sg.nrows,
+        [&](int r) { return q + packed_row_offset(p, a.cu_q[sg.s], sg.h, sg.tl.row_begin + r) * Prec::elem; }, q, 0);
+    cp_async_commit();
+  }
+  fill_row_last(p, sg, sm.row_last);
+  if (!q_by_tma) {
+    cp_async_wait<0>();
+    fence_proxy_async_shared(); /* Q's rows, to wgmma */
+  }
+  __syncthreads(); /* Q's rows and the barriers' initialisation, to every thread */
+  if (q_by_tma) mbarrier_wait(&sm.q_full, 0);
+
+  const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
+  const float scale_log2 = sq * sk * rsqrtf((float)kD) * kLog2e;
+  const int full_end = select_full_end(sg);
+  float l_max = -INFINITY;
+  auto issue = [&](int c, float (&d)[16][4]) {
+    mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
+    issue_scores<kFp8>(d, sm.k[c % kStages], sm.q);
+  };
+  /* Stage c's product has completed (wgmma_wait before this): its stage is refilled, and
+     its exponentials run while the next stage's product (issued before) is on the tensor
+     cores. */
+  auto finish = [&](int c, const float (&d)[16][4]) {
+    __syncthreads(); /* every warp's product of stage c has completed */
+    if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
+    const int j0 = c * kStageKeys;
+    const float l = j0 + kStageKeys > full_end
+                        ? score_keys<true>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot)
+                        : score_keys<false>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot);
+    l_max = fmaxf(l_max, l);
+  };
+  /* Straight-line steps, every issue waited for on every path, so that ptxas can follow
+     which product each wait completes. */
+  if (n > 0) {
+    float d0[16][4], d1[16][4];
+    issue(0, d0);
+    int c = 0;
+    for (; c + 2 < n; c += 2) {
+      issue(c + 1, d1);
+      wgmma_wait<1>();
+      wgmma_hold(d0);
+      finish(c, d0);
+      issue(c + 2, d0);
+      wgmma_wait<1>();
+      wgmma_hold(d1);
+      finish(c + 1, d1);
+    }
+    if (c + 1 < n) { /* stages c and c + 1 are left */
+      issue(c + 1, d1);
+      wgmma_wait<1>();
+      wgmma_hold(d0);
+      finish(c, d0);
+      wgmma_wait<0>();
+      wgmma_hold(d1);
+      finish(c + 1, d1);
+    } else { /* stage c is left */
+      wgmma_wait<0>();
+      wgmma_hold(d0);
+      finish(c, d0);
+    }
+  }
+  keep_blocks(a, sg, l_max, sm.red, sm.warp_count);
+#else
+  __trap(); /* launched only on sm_90 (checked by the host) */
+#endif
+}
+
+template <bool kFp8>
+fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int smem_max, cudaStream_t stream) {
+  constexpr int elem = SelPrec<kFp8>::elem;
+  const size_t smem = 1024 /* alignment slack */ + sizeof(SelSmem<kFp8>);
+  if (smem > (size_t)smem_max)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the sm90 kernel needs %zu bytes of shared memory (%d here)",
+                    smem, smem_max);
+  /* Q's tiles where g divides 128; the pooled keys [hkv * total_blocks, 128], boxes of 64
+     rows x 128 bytes. */
+  CUtensorMap tm_q, tm_kbar;
+  fp2_status st;
+  const int q_by_tma = kTileRows % fp2_group(&a.p) == 0;
+  memset(&tm_q, 0, sizeof tm_q);
+  if (q_by_tma && (st = fp2_tensor_map_q_tiles(&tm_q, elem, a.q, &a.p, plan->total_q)) != FP2_OK) return st;
+  const cuuint64_t dims[2] = {kD, (cuuint64_t)a.p.hkv * a.total_blocks};
+  const cuuint64_t strides[1] = {(cuuint64_t)kD * elem};
+  const cuuint32_t box[2] = {(cuuint32_t)(128 / elem), kStageKeys};
+  if ((st = fp2_tensor_map_sw128(&tm_kbar, elem, a.kbar, 2, dims, strides, box)) != FP2_OK) return st;
+  FP2_CUDA("fp2_select (sm90)",
+           cudaFuncSetAttribute(select_sm90_kernel<kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  FP2_CUDA("fp2_select (sm90)", cudaFuncSetAttribute(select_sm90_kernel<kFp8>,
+                                                     cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                     cudaSharedmemCarveoutMaxShared));
+  select_sm90_kernel<kFp8><<<dim3(plan->total_tiles, a.p.hkv), kSelThreads, smem, stream>>>(tm_q, tm_kbar, a, q_by_tma);
+  FP2_LAUNCHED("fp2_select (sm90): score and select");
+  return FP2_OK;
+}
+
+}  // namespace
+
+fp2_status select_sm90(const SelectArgs &a, const fp2_plan *plan, cudaStream_t stream) {
+  fp2_status st = fp2_sm90_shape_check(&a.p, "fp2_select: ");
+  if (st != FP2_OK) return st;
+  int dev = 0, major = 0, smem_max = 0;
+  FP2_CUDA("fp2_select (sm90)", cudaGetDevice(&dev));
+  FP2_CUDA("fp2_select (sm90)", cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  FP2_CUDA("fp2_select (sm90)", cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (major != 9)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the sm90 kernel needs a Hopper GPU (this one is sm_%d*)", major);
+  return a.p.dtype == FP2_FP8 ? launch<true>(a, plan, smem_max, stream)
+                              : launch<false>(a, plan, smem_max, stream);
+}
+
+}  // namespace fp2
