@@ -39,6 +39,7 @@
 
 #include "cuda_check.h"
 #include "online_softmax.cuh"
+#include "sm90_device.h"
 #include "sm90_shape.h"
 #include "sm90_tile.cuh"
 #include "tensor_map.h"
@@ -64,15 +65,12 @@ static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536 / 
    consumers' own, once each has loaded its half of Q. */
 constexpr int kPlannerBarrier = 3, kQRowsBarrier = 4;
 
-/* What the precision changes: a tile's bytes and 64-column halves (bf16: two; e4m3: one
-   half holds all 128 columns), the pipeline depth, and the k of one product step. */
+/* What the precision changes beyond the operand's (Sm90Operand): a tile's bytes and the
+   pipeline depth. */
 template <bool kFp8>
-struct Prec {
-  static constexpr int halves = kFp8 ? 1 : 2;
-  static constexpr int tile_bytes = halves * kHalfBytes;
-  static constexpr int elem = kFp8 ? 1 : 2;
+struct Prec : Sm90Operand<kFp8> {
+  static constexpr int tile_bytes = Sm90Operand<kFp8>::halves * kHalfBytes;
   static constexpr int stages = kFp8 ? 3 : 2;
-  static constexpr int k_step = kFp8 ? 32 : 16;
 };
 constexpr int kMaxStages = Prec<true>::stages > Prec<false>::stages ? Prec<true>::stages : Prec<false>::stages;
 
@@ -586,19 +584,13 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
                            cudaStream_t stream) {
   using namespace fp2;
   const int fp8 = p->dtype == FP2_FP8;
-  fp2_status st = fp2_sm90_shape_check(p, "fp2_attend: ");
+  int sms = 0, smem_max = 0;
+  fp2_status st = fp2_sm90_device(p, "fp2_attend", &sms, &smem_max);
   if (st != FP2_OK) return st;
   if (fp8 && !scales) return fp2_fail(FP2_ERR_ARG, "fp2_attend: FP8 needs the scales");
   if (workspace_bytes < fp2_attend_sm90_workspace_bytes(p, plan))
     return fp2_fail(FP2_ERR_ARG, "fp2_attend: workspace of %zu bytes is too small (%zu needed)", workspace_bytes,
                     fp2_attend_sm90_workspace_bytes(p, plan));
-  int dev = 0, major = 0, smem_max = 0, sms = 0;
-  FP2_CUDA("fp2_attend (sm90)", cudaGetDevice(&dev));
-  FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  FP2_CUDA("fp2_attend (sm90)", cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (major != 9)
-    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs a Hopper GPU (this one is sm_%d*)", major);
   const Sm90Args a = {*p,
                       plan->total_blocks,
                       plan->total_tiles,

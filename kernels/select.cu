@@ -6,10 +6,9 @@
    stays inside a thread and its lane quad; per 32 keys each quad takes the maximum of its
    4 keys x 32 rows and writes its partial energies, sums of exp2(s - m_quad), with that
    maximum to shared memory. After the next chunk's barrier, threads 0-63 rescale the four
-   warps' partials to their largest maximum and store the block energies as float bits in
-   the segment's scratch index, the maximum in shared memory: no CTA-wide reduction inside
-   the loop; the combining threads store log2 energies (select_tile.cuh), so nothing is
-   rescaled after the loop. Then the shared end of the selection: threshold, always-kept
+   warps' partials to their largest maximum and store the block energies in the segment's
+   scratch index as log2 values (select_tile.cuh): no CTA-wide reduction inside the loop,
+   nothing rescaled after it. Then the shared end of the selection: threshold, always-kept
    blocks, compaction in place. No per-row score matrix exists. A CUB scan and a gather
    turn the per-segment lists into the CSR (fp2_select, for this kernel and the wgmma one in
    select_sm90.cu). Tiles run heaviest (last) first.

@@ -19,6 +19,7 @@
 
 #include "cuda_check.h"
 #include "select_tile.cuh"
+#include "sm90_device.h"
 #include "sm90_shape.h"
 #include "sm90_tile.cuh"
 #include "tensor_map.h"
@@ -30,15 +31,12 @@ constexpr int kD = FP2_SM90_DIM;
 constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
 static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
 
-/* What the precision changes: bytes per row, the stages (BF16: two, so that three CTAs
-   share an SM; FP8's are half the size), the k of one product step. */
+/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes and the
+   stages (BF16: two, so that three CTAs share an SM; FP8's are half the size). */
 template <bool kFp8>
-struct SelPrec {
-  static constexpr int elem = kFp8 ? 1 : 2;
-  static constexpr int halves = kFp8 ? 1 : 2; /* 64-column halves of 128 bytes per row */
-  static constexpr int stage_bytes = halves * kStageKeys * 128;
+struct SelPrec : Sm90Operand<kFp8> {
+  static constexpr int stage_bytes = Sm90Operand<kFp8>::halves * kStageKeys * 128;
   static constexpr int stages = kFp8 ? 4 : 2;
-  static constexpr int k_step = kFp8 ? 32 : 16;
 };
 
 /* Shared memory, 1024-byte aligned: the operand tiles first. */
@@ -258,14 +256,9 @@ fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int smem_max, cudaS
 }  // namespace
 
 fp2_status select_sm90(const SelectArgs &a, const fp2_plan *plan, cudaStream_t stream) {
-  fp2_status st = fp2_sm90_shape_check(&a.p, "fp2_select: ");
+  int smem_max = 0;
+  const fp2_status st = fp2_sm90_device(&a.p, "fp2_select", nullptr, &smem_max);
   if (st != FP2_OK) return st;
-  int dev = 0, major = 0, smem_max = 0;
-  FP2_CUDA("fp2_select (sm90)", cudaGetDevice(&dev));
-  FP2_CUDA("fp2_select (sm90)", cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  FP2_CUDA("fp2_select (sm90)", cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (major != 9)
-    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the sm90 kernel needs a Hopper GPU (this one is sm_%d*)", major);
   return a.p.dtype == FP2_FP8 ? launch<true>(a, plan, smem_max, stream)
                               : launch<false>(a, plan, smem_max, stream);
 }

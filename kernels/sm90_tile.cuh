@@ -14,6 +14,16 @@ constexpr int kTileRowsSm90 = 128;                 /* rows of a tile: queries, k
 constexpr int kHalfBytes = kTileRowsSm90 * 128;    /* one 64-column half */
 constexpr int kTileBytes = 2 * kHalfBytes;
 
+/* What the precision changes in an operand: its element bytes, its 64-column halves of 128
+   bytes per row (bf16: two; e4m3: one half holds all 128 columns) and the k of one wgmma
+   product step. */
+template <bool kFp8>
+struct Sm90Operand {
+  static constexpr int elem = kFp8 ? 1 : 2;
+  static constexpr int halves = kFp8 ? 1 : 2;
+  static constexpr int k_step = kFp8 ? 32 : 16;
+};
+
 /* The first 1024-byte boundary at or after p in shared memory (launches add the slack). */
 __device__ __forceinline__ unsigned char *align_1024(unsigned char *p) {
   return p + (1024 - smem_addr(p) % 1024) % 1024;
