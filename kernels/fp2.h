@@ -157,8 +157,8 @@ fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, co
                     float *k_mean, float *v_mean, void *kbar, void *vbar, uint8_t *k8, uint8_t *v8, uint8_t *vt,
                     cudaStream_t stream);
 
-/* The block index: per segment, ascending kept blocks. scratch holds energies, then the
-   kept blocks of each segment at seg_base; counts, offsets and indices form the CSR. */
+/* The block index: per segment, ascending kept blocks. scratch holds the scored blocks'
+   log2 energies, each segment's at seg_base; counts, offsets and indices form the CSR. */
 typedef struct fp2_index {
   int *scratch; /* device [capacity] */
   int *counts;  /* device [nseg] */
@@ -168,9 +168,9 @@ typedef struct fp2_index {
 
 size_t fp2_select_workspace_bytes(const fp2_plan *plan);
 
-/* Fused scoring (one pass over the pooled keys), max-based threshold, always-kept blocks,
-   in-place compaction, then the CSR; p->kernel picks the scoring kernel (FP2_KERNEL_SM90:
-   wgmma, head dim 128, Hopper only).
+/* Fused scoring (one pass over the pooled keys), then the max-based threshold, the
+   always-kept blocks and the CSR in two light passes; p->kernel picks the scoring kernel
+   (FP2_KERNEL_SM90: wgmma, head dim 128, Hopper only).
    Precision: scores from the operands as given (bf16 Q and K̄, or e4m3 codes) on tensor
    cores: bf16 (both kernels) and FP8 on the portable one (codes exact in f16) give exact
    products summed in f32; FP8 on sm90 is e4m3 wgmma, whose accumulator keeps about 14 bits.

@@ -8,10 +8,10 @@
    maximum to shared memory. After the next chunk's barrier, threads 0-63 rescale the four
    warps' partials to their largest maximum and store the block energies in the segment's
    scratch index as log2 values (select_tile.cuh): no CTA-wide reduction inside the loop,
-   nothing rescaled after it. Then the shared end of the selection: threshold, always-kept
-   blocks, compaction in place. No per-row score matrix exists. A CUB scan and a gather
-   turn the per-segment lists into the CSR (fp2_select, for this kernel and the wgmma one in
-   select_sm90.cu). Tiles run heaviest (last) first.
+   nothing rescaled after it. Each warp's largest energy ends the CTA; the threshold,
+   the always-kept blocks and the CSR come after, in select_csr.cu (fp2_select, for this
+   kernel and the wgmma one in select_sm90.cu). No per-row score matrix exists. Tiles run
+   heaviest (last) first.
    FP8 operands are staged as e4m3 bytes by cp.async (half the shared-memory traffic of
    bf16) and become f16 when a fragment is loaded: exact, as e4m3 is a subset of f16, so the
    f16 MMA's products are exact as the bf16 ones are.
@@ -19,7 +19,6 @@
    flight; a CTA-wide maximum and a shared-memory column sum per chunk, four barriers;
    exp2f; FP8 converted element by element while staging) took 4.62 ms at 128K in BF16 on
    the H200 and 5.26 ms in FP8; this version's first form 2.51 and 2.36 ms (NOTES.md). */
-#include <cub/device/device_scan.cuh>
 #include <cuda_fp16.h>
 
 #include "cuda_check.h"
@@ -156,8 +155,6 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   float *part_sum = reinterpret_cast<float *>(smem_raw + 3 * Op::kStageBytes); /* [2][kSelWarps][kChunk] */
   float *part_max = part_sum + 2 * kSelWarps * kChunk;    /* [2][kSelWarps][kGroups], log2 units */
   int *row_last = reinterpret_cast<int *>(part_max + 2 * kSelWarps * kGroups); /* [kTileRows] */
-  __shared__ float red[kSelWarps];
-  __shared__ int warp_count[kSelWarps];
   static_assert(kTileRows * Op::kRowBytes == 2 * Op::kStageBytes, "the Q tile is two stages long");
 
   const fp2_params &p = a.p;
@@ -266,14 +263,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
     }
   }
 
-  keep_blocks(a, sg, l_max, red, warp_count);
-}
-
-__global__ void gather_kernel(int nseg, const int *seg_base, const int *scratch, const int *offsets, int *indices) {
-  const int seg = blockIdx.x;
-  if (seg >= nseg) return;
-  const int n = offsets[seg + 1] - offsets[seg];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) indices[offsets[seg] + i] = scratch[seg_base[seg] + i];
+  write_warp_max(a, sg, l_max);
 }
 
 template <int D, bool kFp8>
@@ -293,11 +283,13 @@ fp2_status launch(const SelectArgs &a, int total_tiles, cudaStream_t stream) {
 }  // namespace
 }  // namespace fp2
 
+/* The workspace: each warp's largest log2 energy per segment, then the CSR pass's. */
+static size_t warp_max_bytes(const fp2_plan *plan) {
+  return ((sizeof(float) * fp2::kSelWarps * (size_t)plan->nseg) + 255) / 256 * 256;
+}
+
 extern "C" size_t fp2_select_workspace_bytes(const fp2_plan *plan) {
-  size_t bytes = 0;
-  cub::DeviceScan::InclusiveSum(nullptr, bytes, static_cast<const int *>(nullptr), static_cast<int *>(nullptr),
-                                plan->nseg > 0 ? plan->nseg : 1);
-  return bytes;
+  return warp_max_bytes(plan) + fp2::select_csr_workspace_bytes(plan);
 }
 
 extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
@@ -311,7 +303,7 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
     return fp2_fail(FP2_ERR_ARG, "fp2_select: workspace of %zu bytes is too small", workspace_bytes);
   SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
                   plan->tile_seq, plan->seg_base,   q,          kbar,       scales,          index->scratch,
-                  index->counts};
+                  index->counts, static_cast<float *>(workspace)};
   fp2_status st;
   if (p->kernel == FP2_KERNEL_SM90)
     st = select_sm90(a, plan, stream);
@@ -324,12 +316,6 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
   else
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (st != FP2_OK) return st;
-  size_t bytes = workspace_bytes;
-  FP2_CUDA("fp2_select: csr offsets", cudaMemsetAsync(index->offsets, 0, sizeof(int), stream));
-  FP2_CUDA("fp2_select: csr offsets",
-           cub::DeviceScan::InclusiveSum(workspace, bytes, index->counts, index->offsets + 1, plan->nseg, stream));
-  gather_kernel<<<plan->nseg, 128, 0, stream>>>(plan->nseg, plan->seg_base, index->scratch, index->offsets,
-                                                index->indices);
-  FP2_LAUNCHED("fp2_select: csr gather");
-  return FP2_OK;
+  const size_t wm = warp_max_bytes(plan);
+  return select_csr(a, plan, index, static_cast<char *>(workspace) + wm, workspace_bytes - wm, stream);
 }

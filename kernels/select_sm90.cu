@@ -10,7 +10,7 @@
    combination. The product of stage c + 1 is issued before the exponentials of stage c,
    so that it runs on the tensor cores while they run on the MUFU; a stage is refilled as
    soon as its product has completed. A key's energy goes to the segment's scratch as a
-   log2 value against its own maximum (select_tile.cuh); the shared end follows.
+   log2 value against its own maximum (select_tile.cuh); select_csr.cu thresholds after.
    At 128K on the H200 (kernels/NOTES.md): v1 (stages of 128 keys as two products, the
    second overlapping only the first one's exponentials; 2 CTAs per SM in BF16) 2.48 ms in
    BF16 and 1.49 in FP8 (the portable kernel: 2.05 and 2.06); v2 (this pipeline, Q by
@@ -47,8 +47,6 @@ struct SelSmem {
   uint64_t full[SelPrec<kFp8>::stages];
   uint64_t q_full;
   int row_last[kTileRows];
-  float red[kSelWarps];
-  int warp_count[kSelWarps];
 };
 
 /* d (64 keys x 128 rows) = K̄ Q^T of one stage, committed as one group. */
@@ -219,7 +217,7 @@ __global__ void __launch_bounds__(kSelThreads, 3)
       finish(c, d0);
     }
   }
-  keep_blocks(a, sg, l_max, sm.red, sm.warp_count);
+  write_warp_max(a, sg, l_max);
 #else
   __trap(); /* launched only on sm_90 (checked by the host) */
 #endif

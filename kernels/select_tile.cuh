@@ -1,7 +1,7 @@
 /* What the two selection kernels share (select.cu, mma.sync; select_sm90.cu, wgmma): the
    arguments, a CTA's segment (sequence, KV head, query tile of 128 packed rows, heaviest
-   tiles first), the last block each row counts, and the end of the selection once every
-   scored block's energy is in the segment's scratch: threshold and in-place compaction.
+   tiles first), the last block each row counts, and the end of a segment's scoring (each
+   warp's largest energy), after which select_csr.cu thresholds and builds the CSR.
    Energies are kept as log2 values, L_J = log2(sum of exp2(s - m)) + m for the block's own
    reference m: a block is kept when L_J >= max L + log2(alpha), i.e. E_J >= alpha * max E,
    with no rescaling pass and no per-block maxima to keep. Both kernels run 4 warps. */
@@ -24,34 +24,40 @@ struct SelectArgs {
   const void *q, *kbar;
   const float *scales;
   int *scratch, *counts;
+  float *warp_max; /* [nseg][kSelWarps]: each warp's largest log2 energy */
 };
 
-/* The segment of this CTA: blockIdx.x counts tiles from the last (they score the most
-   blocks, so they go first), blockIdx.y is the KV head. */
+/* A segment (sequence s, KV head h, tile t): its tile, its rows, its scratch. */
 struct SelectSegment {
   int s, h, t, ntiles, g;
   int offset; /* lk - lq: the position of the sequence's first query */
   fp2_tile tl;
   int nrows, seg;
-  int *slot; /* the segment's scratch: log2 energies, then the kept blocks */
+  int *slot; /* the segment's scratch: the log2 energies of its scored blocks */
 };
 
-__device__ __forceinline__ SelectSegment select_segment(const SelectArgs &a) {
+__device__ __forceinline__ SelectSegment segment_of(const SelectArgs &a, int s, int h, int t) {
   SelectSegment sg;
   const fp2_params &p = a.p;
-  const int gt = gridDim.x - 1 - blockIdx.x;
-  sg.h = blockIdx.y;
-  sg.s = a.tile_seq[gt];
-  sg.t = gt - a.cu_tiles[sg.s];
-  sg.ntiles = a.cu_tiles[sg.s + 1] - a.cu_tiles[sg.s];
-  const int lq = a.cu_q[sg.s + 1] - a.cu_q[sg.s], lk = a.cu_k[sg.s + 1] - a.cu_k[sg.s];
+  sg.s = s;
+  sg.h = h;
+  sg.t = t;
+  sg.ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
+  const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s];
   sg.offset = lk - lq;
   sg.g = p.hq / p.hkv;
-  sg.tl = fp2_tile_at(&p, lq, lk, sg.t);
+  sg.tl = fp2_tile_at(&p, lq, lk, t);
   sg.nrows = sg.tl.row_end - sg.tl.row_begin;
-  sg.seg = fp2_segment(&p, a.cu_tiles[sg.s], sg.ntiles, sg.h, sg.t);
+  sg.seg = fp2_segment(&p, a.cu_tiles[s], sg.ntiles, h, t);
   sg.slot = a.scratch + a.seg_base[sg.seg];
   return sg;
+}
+
+/* The segment of a scoring CTA: blockIdx.x counts tiles from the last (they score the most
+   blocks, so they go first), blockIdx.y is the KV head. */
+__device__ __forceinline__ SelectSegment select_segment(const SelectArgs &a) {
+  const int gt = gridDim.x - 1 - blockIdx.x, s = a.tile_seq[gt];
+  return segment_of(a, s, blockIdx.y, gt - a.cu_tiles[s]);
 }
 
 /* row_last[r]: the last block row r counts (blocks J < nscored with J * B <= its position);
@@ -70,51 +76,24 @@ __device__ __forceinline__ int select_full_end(const SelectSegment &sg) {
    none (a sum of 0). */
 __device__ __forceinline__ float log2_energy(float sum, float ref) { return lg2_approx(sum) + ref; }
 
-/* Maximum of v over the CTA; every thread gets it. */
-__device__ __forceinline__ float cta_max(float v, float *red) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  __syncthreads();
-  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-  __syncthreads();
-  v = red[0];
-  for (int w = 1; w < kSelWarps; w++) v = fmaxf(v, red[w]);
-  return v;
-}
-
-/* The end of a segment: every thread passes the largest log2 energy it wrote (l_max, or
-   -inf); the slot holds the log2 energies of blocks 0 .. nscored - 1. Keeps the always-kept
-   blocks and those at or above the threshold, compacted in place, a block per thread a
-   round (reads precede the round's writes, and the write position never passes the read
-   position), and writes the segment's count. red and warp_count: kSelWarps each, shared. */
-__device__ __forceinline__ void keep_blocks(const SelectArgs &a, const SelectSegment &sg, float l_max, float *red,
-                                            int *warp_count) {
-  const fp2_params &p = a.p;
-  const float threshold = cta_max(l_max, red) + log2f(p.alpha);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  int count = 0;
-  for (int j0 = 0; j0 <= sg.tl.last_k; j0 += kSelThreads) {
-    const int j = j0 + threadIdx.x;
-    bool keep = false;
-    if (j <= sg.tl.last_k)
-      keep = fp2_always_kept(&p, &sg.tl, sg.ntiles, sg.t, j) ||
-             (j < sg.tl.nscored && __int_as_float(sg.slot[j]) >= threshold);
-    const unsigned ballot = __ballot_sync(0xffffffffu, keep);
-    if (lane == 0) warp_count[warp] = __popc(ballot);
-    __syncthreads();
-    int before = count;
-    for (int w = 0; w < warp; w++) before += warp_count[w];
-    int total = 0;
-    for (int w = 0; w < kSelWarps; w++) total += warp_count[w];
-    if (keep) sg.slot[before + __popc(ballot & ((1u << lane) - 1u))] = j;
-    count += total;
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) a.counts[sg.seg] = count;
+/* The end of a segment's scoring: each warp's largest log2 energy (of l_max over its lanes,
+   -inf where none) to the segment's kSelWarps entries of warp_max, from which the CSR pass
+   (select_csr.cu) takes the threshold. No barrier, no read of the scratch: that pass runs
+   apart, in light CTAs. */
+__device__ __forceinline__ void write_warp_max(const SelectArgs &a, const SelectSegment &sg, float l_max) {
+  for (int o = 16; o > 0; o >>= 1) l_max = fmaxf(l_max, __shfl_xor_sync(0xffffffffu, l_max, o));
+  if (threadIdx.x % 32 == 0) a.warp_max[sg.seg * kSelWarps + threadIdx.x / 32] = l_max;
 }
 
 /* The wgmma scoring kernel (select_sm90.cu) on a, or FP2_ERR_UNSUPPORTED for a shape or GPU
    it does not take; fp2_select builds the CSR after it. */
 fp2_status select_sm90(const SelectArgs &a, const fp2_plan *plan, cudaStream_t stream);
+
+/* The CSR from the scored scratch and warp_max (select_csr.cu): the threshold, the
+   always-kept blocks, counts, offsets and indices. workspace: select_csr_workspace_bytes. */
+size_t select_csr_workspace_bytes(const fp2_plan *plan);
+fp2_status select_csr(const SelectArgs &a, const fp2_plan *plan, fp2_index *index, void *workspace,
+                      size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace fp2
 

@@ -1,0 +1,112 @@
+/* The end of the selection, after either scoring kernel (select.cu, select_sm90.cu) has
+   written every scored block's log2 energy to its segment's scratch and each warp's largest
+   to warp_max: the threshold (the segment's largest + log2(alpha)), the always-kept blocks
+   and the CSR. Two light passes, a warp per segment, each reading the segment's energies
+   in batches of 256 (eight loads in flight a lane): the count pass writes each segment's
+   count of kept blocks; a CUB scan of the counts gives the offsets; the write pass puts the
+   kept blocks, ascending, at the segment's offset. Nothing is written in place: the
+   scratch stays the energies.
+   Until 2026-12-02 this ran inside the scoring CTA, in place, a round of 128 blocks at a time
+   with two barriers and a read of the scratch each: 18 % of the sm90 kernel's stall samples
+   at 128K (BF16, H200), while that CTA held its registers and shared memory (NOTES.md). */
+#include <cub/device/device_scan.cuh>
+
+#include "cuda_check.h"
+#include "select_tile.cuh"
+
+namespace fp2 {
+namespace {
+
+constexpr int kWarpsPerCta = 4;
+constexpr int kBatch = 8; /* energies a lane loads before it tests them */
+
+/* Segment seg of fp2_segment's order (sequence, KV head, tile). A sequence's segments are
+   hkv * cu_tiles[s] .. hkv * cu_tiles[s + 1] - 1, so seg / hkv is one of its tiles. */
+__device__ __forceinline__ SelectSegment numbered_segment(const SelectArgs &a, int seg) {
+  const int s = a.tile_seq[seg / a.p.hkv], local = seg - a.p.hkv * a.cu_tiles[s];
+  const int ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
+  return segment_of(a, s, local / ntiles, local % ntiles);
+}
+
+/* The segment's threshold from its scoring warps' largest log2 energies. */
+__device__ __forceinline__ float segment_threshold(const SelectArgs &a, const SelectSegment &sg) {
+  float m = -INFINITY;
+  for (int w = 0; w < kSelWarps; w++) m = fmaxf(m, a.warp_max[sg.seg * kSelWarps + w]);
+  return m + log2f(a.p.alpha);
+}
+
+/* Calls f(j, keep, ballot) for the segment's blocks 0 .. last_k, 32 at a time: j this
+   lane's block, keep whether it is kept, ballot the warp's kept blocks among the 32 (bit l:
+   block j - lane + l). */
+template <typename F>
+__device__ __forceinline__ void for_each_32(const SelectArgs &a, const SelectSegment &sg, F f) {
+  const float threshold = segment_threshold(a, sg);
+  const int n = sg.tl.last_k + 1, lane = threadIdx.x % 32;
+  const float *energy = reinterpret_cast<const float *>(sg.slot);
+  for (int j0 = 0; j0 < n; j0 += kBatch * 32) {
+    float e[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; i++) {
+      const int j = j0 + 32 * i + lane;
+      e[i] = j < sg.tl.nscored ? __ldg(energy + j) : -INFINITY;
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; i++) {
+      const int j = j0 + 32 * i + lane;
+      if (j0 + 32 * i >= n) break;
+      const bool keep = j < n && (fp2_always_kept(&a.p, &sg.tl, sg.ntiles, sg.t, j) ||
+                                  (j < sg.tl.nscored && e[i] >= threshold));
+      f(j, keep, __ballot_sync(0xffffffffu, keep));
+    }
+  }
+}
+
+/* counts[seg]: the segment's kept blocks. */
+__global__ void __launch_bounds__(32 * kWarpsPerCta) count_kernel(const SelectArgs a, int nseg) {
+  const int seg = blockIdx.x * kWarpsPerCta + threadIdx.x / 32;
+  if (seg >= nseg) return;
+  const SelectSegment sg = numbered_segment(a, seg);
+  int count = 0;
+  for_each_32(a, sg, [&](int, bool, unsigned ballot) { count += __popc(ballot); });
+  if (threadIdx.x % 32 == 0) a.counts[seg] = count;
+}
+
+/* The segment's kept blocks, ascending, at offsets[seg]. */
+__global__ void __launch_bounds__(32 * kWarpsPerCta) write_kernel(const SelectArgs a, int nseg, const int *offsets,
+                                                                  int *indices) {
+  const int seg = blockIdx.x * kWarpsPerCta + threadIdx.x / 32;
+  if (seg >= nseg) return;
+  const SelectSegment sg = numbered_segment(a, seg);
+  const unsigned below = (1u << (threadIdx.x % 32)) - 1u;
+  int at = offsets[seg];
+  for_each_32(a, sg, [&](int j, bool keep, unsigned ballot) {
+    if (keep) indices[at + __popc(ballot & below)] = j;
+    at += __popc(ballot);
+  });
+}
+
+size_t scan_bytes(const fp2_plan *plan) {
+  size_t bytes = 0;
+  cub::DeviceScan::InclusiveSum(nullptr, bytes, static_cast<const int *>(nullptr), static_cast<int *>(nullptr),
+                                plan->nseg > 0 ? plan->nseg : 1);
+  return bytes;
+}
+
+}  // namespace
+
+size_t select_csr_workspace_bytes(const fp2_plan *plan) { return scan_bytes(plan); }
+
+fp2_status select_csr(const SelectArgs &a, const fp2_plan *plan, fp2_index *index, void *workspace,
+                      size_t workspace_bytes, cudaStream_t stream) {
+  const int ctas = fp2_cdiv(plan->nseg, kWarpsPerCta);
+  count_kernel<<<ctas, 32 * kWarpsPerCta, 0, stream>>>(a, plan->nseg);
+  FP2_LAUNCHED("fp2_select: count the kept blocks");
+  FP2_CUDA("fp2_select: csr offsets", cudaMemsetAsync(index->offsets, 0, sizeof(int), stream));
+  FP2_CUDA("fp2_select: csr offsets", cub::DeviceScan::InclusiveSum(workspace, workspace_bytes, index->counts,
+                                                                     index->offsets + 1, plan->nseg, stream));
+  write_kernel<<<ctas, 32 * kWarpsPerCta, 0, stream>>>(a, plan->nseg, index->offsets, index->indices);
+  FP2_LAUNCHED("fp2_select: write the kept blocks");
+  return FP2_OK;
+}
+
+}  // namespace fp2
