@@ -283,14 +283,7 @@ fp2_status launch(const SelectArgs &a, int total_tiles, cudaStream_t stream) {
 }  // namespace
 }  // namespace fp2
 
-/* The workspace: each warp's largest log2 energy per segment, then the CSR pass's. */
-static size_t warp_max_bytes(const fp2_plan *plan) {
-  return ((sizeof(float) * fp2::kSelWarps * (size_t)plan->nseg) + 255) / 256 * 256;
-}
-
-extern "C" size_t fp2_select_workspace_bytes(const fp2_plan *plan) {
-  return warp_max_bytes(plan) + fp2::select_csr_workspace_bytes(plan);
-}
+extern "C" size_t fp2_select_workspace_bytes(const fp2_plan *plan) { return fp2::select_csr_workspace_bytes(plan); }
 
 extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
                                  const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
@@ -303,7 +296,7 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
     return fp2_fail(FP2_ERR_ARG, "fp2_select: workspace of %zu bytes is too small", workspace_bytes);
   SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
                   plan->tile_seq, plan->seg_base,   q,          kbar,       scales,          index->scratch,
-                  index->counts, static_cast<float *>(workspace)};
+                  index->counts, static_cast<float *>(workspace) /* warp_max: select_csr_workspace_bytes */};
   fp2_status st;
   if (p->kernel == FP2_KERNEL_SM90)
     st = select_sm90(a, plan, stream);
@@ -316,6 +309,5 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
   else
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (st != FP2_OK) return st;
-  const size_t wm = warp_max_bytes(plan);
-  return select_csr(a, plan, index, static_cast<char *>(workspace) + wm, workspace_bytes - wm, stream);
+  return select_csr(a, plan, index, workspace, workspace_bytes, stream);
 }

@@ -85,24 +85,30 @@ __global__ void __launch_bounds__(32 * kWarpsPerCta) write_kernel(const SelectAr
   });
 }
 
-size_t scan_bytes(const fp2_plan *plan) {
-  size_t bytes = 0;
-  cub::DeviceScan::InclusiveSum(nullptr, bytes, static_cast<const int *>(nullptr), static_cast<int *>(nullptr),
-                                plan->nseg > 0 ? plan->nseg : 1);
-  return bytes;
+/* The workspace: warp_max first (the scoring kernels write it), then CUB's scan. */
+size_t warp_max_bytes(const fp2_plan *plan) {
+  return (sizeof(float) * kSelWarps * (size_t)plan->nseg + 255) / 256 * 256;
 }
 
 }  // namespace
 
-size_t select_csr_workspace_bytes(const fp2_plan *plan) { return scan_bytes(plan); }
+size_t select_csr_workspace_bytes(const fp2_plan *plan) {
+  size_t scan = 0;
+  cub::DeviceScan::InclusiveSum(nullptr, scan, static_cast<const int *>(nullptr), static_cast<int *>(nullptr),
+                                plan->nseg > 0 ? plan->nseg : 1);
+  return warp_max_bytes(plan) + scan;
+}
 
 fp2_status select_csr(const SelectArgs &a, const fp2_plan *plan, fp2_index *index, void *workspace,
                       size_t workspace_bytes, cudaStream_t stream) {
+  const size_t wm = warp_max_bytes(plan);
+  void *scan_ws = static_cast<char *>(workspace) + wm;
+  size_t scan_bytes = workspace_bytes - wm;
   const int ctas = fp2_cdiv(plan->nseg, kWarpsPerCta);
   count_kernel<<<ctas, 32 * kWarpsPerCta, 0, stream>>>(a, plan->nseg);
   FP2_LAUNCHED("fp2_select: count the kept blocks");
   FP2_CUDA("fp2_select: csr offsets", cudaMemsetAsync(index->offsets, 0, sizeof(int), stream));
-  FP2_CUDA("fp2_select: csr offsets", cub::DeviceScan::InclusiveSum(workspace, workspace_bytes, index->counts,
+  FP2_CUDA("fp2_select: csr offsets", cub::DeviceScan::InclusiveSum(scan_ws, scan_bytes, index->counts,
                                                                      index->offsets + 1, plan->nseg, stream));
   write_kernel<<<ctas, 32 * kWarpsPerCta, 0, stream>>>(a, plan->nseg, index->offsets, index->indices);
   FP2_LAUNCHED("fp2_select: write the kept blocks");
