@@ -10,11 +10,14 @@
    combination. The product of stage c + 1 is issued before the exponentials of stage c,
    so that it runs on the tensor cores while they run on the MUFU; a stage is refilled as
    soon as its product has completed. A key's energy goes to the segment's scratch as a
-   log2 value against its own maximum (select_tile.cuh); select_csr.cu thresholds after.
+   log2 value against a reference of its own (its score on the tile's first row where every
+   row counts the stage, else its maximum; select_tile.cuh); select_csr.cu thresholds after.
    At 128K on the H200 (kernels/NOTES.md): v1 (stages of 128 keys as two products, the
    second overlapping only the first one's exponentials; 2 CTAs per SM in BF16) 2.48 ms in
    BF16 and 1.49 in FP8 (the portable kernel: 2.05 and 2.06); v2 (this pipeline, Q by
-   cp.async) 1.91 and 1.40; this version 1.49 and 1.20. */
+   cp.async) 1.91 and 1.40; v3 (Q by TMA) 1.49 and 1.20, then 1.32 and 1.11 with the CSR
+   built apart; this version (the first row's reference) 1.21 and 1.02. */
+#include <float.h>
 #include <string.h>
 
 #include "cuda_check.h"
@@ -70,54 +73,93 @@ __device__ __forceinline__ bool counted(const int *row_last, int k0, int i, int 
   return k0 + 8 * (e / 2) <= row_last[8 * i + 2 * (threadIdx.x % 4) + e % 2];
 }
 
-/* The log2 energies of the 64 keys j0 .. j0 + 63 from their scores d (this thread: keys
-   k0 = j0 + 16 warp + lane / 4 (d[i][0..1]) and k0 + 8 (d[i][2..3]), rows 8 i + 2 (lane % 4)
-   + 0..1), into the slot; returns the larger of this thread's two (-inf off lane 0 of a quad).
-   kMasked: scores past a row's last block count as -inf. d is only read: the next stage's
-   product is in flight, and writing the registers of a wgmma accumulator meanwhile makes
-   ptxas serialise every wgmma. */
+/* Scores of this thread (keys k0 = j0 + 16 warp + lane / 4 in d[i][0..1], k0 + 8 in d[i][2..3];
+   rows 8 i + 2 (lane % 4) + 0..1) as a key sees them: kMasked counts scores past a row's last
+   block as -inf. d is only read: the next stage's product is in flight, and writing the
+   registers of a wgmma accumulator meanwhile makes ptxas serialise every wgmma. */
 template <bool kMasked>
-__device__ __forceinline__ float score_keys(const float (&d)[16][4], int j0, int nscored, const int *row_last,
-                                            float scale_log2, int *slot) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, k0 = j0 + warp * 16 + lane / 4;
-  auto score = [&](int i, int e) { return !kMasked || counted(row_last, k0, i, e) ? d[i][e] : -INFINITY; };
-  /* Each key's maximum over the rows: its 32 scores here, then the quad. */
-  float m[2][2];
+__device__ __forceinline__ float score_at(const float (&d)[16][4], const int *row_last, int k0, int i, int e) {
+  return !kMasked || counted(row_last, k0, i, e) ? d[i][e] : -INFINITY;
+}
+
+/* Key k's (0: k0, 1: k0 + 8) sum of exp2(s * scale_log2 - ref) over its 128 rows: this
+   thread's 32 scores in one FFMA and one MUFU op each, then the quad. Masked scores give
+   exp2(-inf) = 0. */
+template <bool kMasked>
+__device__ __forceinline__ float key_sum(const float (&d)[16][4], const int *row_last, int k0, int k, float scale_log2,
+                                         float ref) {
+  float sum[2] = {0.0f, 0.0f};
 #pragma unroll
-  for (int k = 0; k < 2; k++) {
-    m[k][0] = score(0, 2 * k);
-    m[k][1] = score(0, 2 * k + 1);
-#pragma unroll
-    for (int i = 1; i < 16; i++) {
-      m[k][0] = fmaxf(m[k][0], score(i, 2 * k));
-      m[k][1] = fmaxf(m[k][1], score(i, 2 * k + 1));
-    }
+  for (int i = 0; i < 16; i++) {
+    sum[0] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, i, 2 * k), scale_log2, -ref));
+    sum[1] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, i, 2 * k + 1), scale_log2, -ref));
   }
+  float e = sum[0] + sum[1];
+  e += __shfl_xor_sync(0xffffffffu, e, 1);
+  e += __shfl_xor_sync(0xffffffffu, e, 2);
+  return e;
+}
+
+/* The two keys' log2 energies into the slot (lane 0 of each quad); returns the larger
+   (-inf elsewhere). */
+__device__ __forceinline__ float store_energies(const float (&e)[2], const float (&ref)[2], int k0, int nscored,
+                                                int *slot) {
   float l_max = -INFINITY;
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-    float mk = fmaxf(m[k][0], m[k][1]);
-    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 1));
-    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 2));
-    /* exp2(s * scale - max) in one FFMA and one MUFU op; masked scores give exp2(-inf) = 0. */
-    const float ref = mk == -INFINITY ? 0.0f : mk * scale_log2;
-    float sum[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int i = 0; i < 16; i++) {
-      sum[0] += ex2_approx(fmaf(score(i, 2 * k), scale_log2, -ref));
-      sum[1] += ex2_approx(fmaf(score(i, 2 * k + 1), scale_log2, -ref));
-    }
-    float e = sum[0] + sum[1];
-    e += __shfl_xor_sync(0xffffffffu, e, 1);
-    e += __shfl_xor_sync(0xffffffffu, e, 2);
     const int j = k0 + 8 * k;
-    if (lane % 4 == 0 && j < nscored) {
-      const float l = log2_energy(e, ref);
+    if (threadIdx.x % 4 == 0 && j < nscored) {
+      const float l = log2_energy(e[k], ref[k]);
       slot[j] = __float_as_int(l);
       l_max = fmaxf(l_max, l);
     }
   }
   return l_max;
+}
+
+/* The log2 energies of the 64 keys j0 .. j0 + 63 from their scores d, against each key's
+   maximum over the tile's rows; returns this thread's larger (see store_energies). */
+template <bool kMasked>
+__device__ __forceinline__ float score_keys_at_max(const float (&d)[16][4], int j0, int nscored, const int *row_last,
+                                                   float scale_log2, int *slot) {
+  const int k0 = j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4;
+  float e[2], ref[2];
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+    float m0 = score_at<kMasked>(d, row_last, k0, 0, 2 * k), m1 = score_at<kMasked>(d, row_last, k0, 0, 2 * k + 1);
+#pragma unroll
+    for (int i = 1; i < 16; i++) {
+      m0 = fmaxf(m0, score_at<kMasked>(d, row_last, k0, i, 2 * k));
+      m1 = fmaxf(m1, score_at<kMasked>(d, row_last, k0, i, 2 * k + 1));
+    }
+    float mk = fmaxf(m0, m1);
+    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 1));
+    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 2));
+    ref[k] = mk == -INFINITY ? 0.0f : mk * scale_log2;
+    e[k] = key_sum<kMasked>(d, row_last, k0, k, scale_log2, ref[k]);
+  }
+  return store_energies(e, ref, k0, nscored, slot);
+}
+
+/* The same for a stage that every row counts, against each key's score on the tile's first
+   row instead of its maximum: a sum of exp2 in f32 needs a reference only near enough that
+   no term overflows, and the first row's term, 1, keeps the sum from underflowing. That
+   saves the 64 FMNMX and the four shuffles of the maximum, so that the exponentials start
+   as soon as the product has completed. false, with nothing stored, where a term overflowed
+   (scores of a key more than about 128 / scale_log2 apart) or a score is not finite: the
+   caller then takes the maximum. */
+__device__ __forceinline__ bool score_keys_at_first_row(const float (&d)[16][4], int j0, int nscored,
+                                                        float scale_log2, int *slot, float *l_max) {
+  const int k0 = j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4, quad = threadIdx.x % 32 & ~3;
+  float e[2], ref[2];
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+    ref[k] = __shfl_sync(0xffffffffu, d[0][2 * k], quad) * scale_log2;
+    e[k] = key_sum<false>(d, nullptr, k0, k, scale_log2, ref[k]);
+  }
+  if (__any_sync(0xffffffffu, !(e[0] <= FLT_MAX && e[1] <= FLT_MAX))) return false;
+  *l_max = store_energies(e, ref, k0, nscored, slot);
+  return true;
 }
 
 template <bool kFp8>
@@ -182,9 +224,11 @@ __global__ void __launch_bounds__(kSelThreads, 3)
     __syncthreads(); /* every warp's product of stage c has completed */
     if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
     const int j0 = c * kStageKeys;
-    const float l = j0 + kStageKeys > full_end
-                        ? score_keys<true>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot)
-                        : score_keys<false>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot);
+    float l;
+    if (j0 + kStageKeys > full_end)
+      l = score_keys_at_max<true>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot);
+    else if (!score_keys_at_first_row(d, j0, sg.tl.nscored, scale_log2, sg.slot, &l))
+      l = score_keys_at_max<false>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot);
     l_max = fmaxf(l_max, l);
   };
   /* Straight-line steps, every issue waited for on every path, so that ptxas can follow
