@@ -107,9 +107,9 @@ typedef struct pass {
 } pass;
 
 /* The stages, each a call of fp2.h (or a few), in pass order. FP8: the quantise stage finds
-   the three scales and converts Q; the pool converts K and V as it reads them. (The select
-   converting Q as it stages its tiles measured no faster than the convert pass: the
-   conversion's instructions land in a latency-bound kernel; kernels/NOTES.md.) */
+   the three scales; the pool converts K and V as it reads them, the select Q (the sm90
+   kernel as it stages its tiles; kernels/NOTES.md), or the quantise stage where the caller
+   gives the index and no select runs. */
 static fp2_status quantize(pass *x) {
   const fp2_params *p = x->p;
   const size_t nq = (size_t)x->plan->total_q * p->hq * p->dim, nk = (size_t)x->plan->total_k * p->hkv * p->dim;
@@ -117,7 +117,7 @@ static fp2_status quantize(pass *x) {
   if (p->dtype != FP2_FP8) return FP2_OK;
   if ((st = fp2_scales_e4m3(x->in->q, nq, x->in->k, x->in->v, nk, x->w.scales, x->w.amax, x->stream)) != FP2_OK)
     return st;
-  return fp2_convert_e4m3(x->in->q, nq, x->w.scales + 0, x->w.q8, x->stream);
+  return x->in->offsets ? fp2_convert_e4m3(x->in->q, nq, x->w.scales + 0, x->w.q8, x->stream) : FP2_OK;
 }
 
 static fp2_status pool(pass *x) {
@@ -127,8 +127,9 @@ static fp2_status pool(pass *x) {
 
 static fp2_status select_blocks(pass *x) {
   if (x->in->offsets) return FP2_OK; /* the caller's index */
-  return fp2_select(x->p, x->plan, x->q, x->w.kbar, x->scales, &x->w.index, x->w.select_ws, x->w.select_ws_bytes,
-                    x->stream);
+  const int fp8 = x->p->dtype == FP2_FP8;
+  return fp2_select(x->p, x->plan, fp8 ? x->in->q : x->q, fp8 ? x->w.q8 : NULL, x->w.kbar, x->scales, &x->w.index,
+                    x->w.select_ws, x->w.select_ws_bytes, x->stream);
 }
 
 static fp2_status attend(pass *x) {

@@ -170,7 +170,11 @@ size_t fp2_select_workspace_bytes(const fp2_plan *plan);
 
 /* Fused scoring (one pass over the pooled keys), then the max-based threshold, the
    always-kept blocks and the CSR in two light passes; p->kernel picks the scoring kernel
-   (FP2_KERNEL_SM90: wgmma, head dim 128, Hopper only).
+   (FP2_KERNEL_SM90: wgmma, head dim 128, Hopper only). q: the operand (bf16 Q, or FP8's
+   codes) with q8 NULL; or FP8 with q8 (8-byte aligned): bf16 Q (16-byte aligned), whose
+   codes with scales[0] (as fp2_convert_e4m3 makes them) are written to q8 on the way: the
+   sm90 kernel converts each tile as it stages it, the portable one runs the convert pass
+   first.
    Precision: scores from the operands as given (bf16 Q and K̄, or e4m3 codes) on tensor
    cores: bf16 (both kernels) and FP8 on the portable one (codes exact in f16) give exact
    products summed in f32; FP8 on sm90 is e4m3 wgmma, whose accumulator keeps about 14 bits.
@@ -181,7 +185,7 @@ size_t fp2_select_workspace_bytes(const fp2_plan *plan);
    energy is >= the tile's largest + log2(alpha). check --backend gpu holds the index to the
    oracle on the same rounded K̄ with flips allowed within 1e-4 (BF16) or 5e-3 (FP8) of the
    threshold. */
-fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
+fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, uint8_t *q8, const void *kbar,
                       const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);
 

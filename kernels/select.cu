@@ -285,19 +285,29 @@ fp2_status launch(const SelectArgs &a, int total_tiles, cudaStream_t stream) {
 
 extern "C" size_t fp2_select_workspace_bytes(const fp2_plan *plan) { return fp2::select_csr_workspace_bytes(plan); }
 
-extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, const void *kbar,
-                                 const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
-                                 cudaStream_t stream) {
+extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, uint8_t *q8,
+                                 const void *kbar, const float *scales, fp2_index *index, void *workspace,
+                                 size_t workspace_bytes, cudaStream_t stream) {
   using namespace fp2;
   if (p->qtile != kTileRows)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the gpu kernels take --qtile %d (got %d)", kTileRows, p->qtile);
   if (p->dtype == FP2_FP8 && !scales) return fp2_fail(FP2_ERR_ARG, "fp2_select: FP8 needs the scales");
+  if (q8 && p->dtype != FP2_FP8) return fp2_fail(FP2_ERR_ARG, "fp2_select: q8 is for FP8 only");
+  if (q8 && ((uintptr_t)q % 16 != 0 || (uintptr_t)q8 % 8 != 0))
+    return fp2_fail(FP2_ERR_ARG, "fp2_select: with q8, q must be 16-byte aligned and q8 8-byte aligned");
   if (workspace_bytes < fp2_select_workspace_bytes(plan))
     return fp2_fail(FP2_ERR_ARG, "fp2_select: workspace of %zu bytes is too small", workspace_bytes);
-  SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
-                  plan->tile_seq, plan->seg_base,   q,          kbar,       scales,          index->scratch,
-                  index->counts, static_cast<float *>(workspace) /* warp_max: select_csr_workspace_bytes */};
   fp2_status st;
+  /* Q's codes by the convert pass first, unless the sm90 kernel makes them as it stages its tiles. */
+  const int convert_pass = q8 && p->kernel != FP2_KERNEL_SM90;
+  if (convert_pass) {
+    if ((st = fp2_convert_e4m3(q, (size_t)plan->total_q * p->hq * p->dim, scales, q8, stream)) != FP2_OK) return st;
+    q = q8;
+  }
+  SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
+                  plan->tile_seq, plan->seg_base,   q,          kbar,       convert_pass ? nullptr : q8,
+                  scales,       index->scratch,     index->counts,
+                  static_cast<float *>(workspace) /* warp_max: select_csr_workspace_bytes */};
   if (p->kernel == FP2_KERNEL_SM90)
     st = select_sm90(a, plan, stream);
   else if (p->dim == 128)

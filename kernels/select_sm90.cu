@@ -2,7 +2,8 @@
    select.cu on wgmma, behind fp2_select when p->kernel is FP2_KERNEL_SM90.
    One CTA of one warpgroup per segment (sequence, KV head, query tile of 128 packed rows),
    heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
-   128 (by cp.async otherwise: a tile then starts inside a position's heads); the pooled
+   128 (by cp.async otherwise: a tile then starts inside a position's heads); FP8 from bf16
+   Q, the CTA converts its tile as it stages it and writes the codes out; the pooled
    keys come by TMA in stages of 64 on mbarriers. A stage is one wgmma product
    against the whole Q tile, S^T = K̄ Q^T (keys as M, the 128 rows as N; FP8: e4m3 wgmma on
    the codes, no conversion), so that each thread holds two keys x 32 rows and a key's
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "e4m3.cuh"
 #include "select_tile.cuh"
 #include "sm90_device.h"
 #include "sm90_shape.h"
@@ -162,10 +164,49 @@ __device__ __forceinline__ bool score_keys_at_first_row(const float (&d)[16][4],
   return true;
 }
 
+/* How a CTA stages its Q tile. */
+enum QSource { kQByCpAsync, kQByTma, kQConverted };
+
+/* FP8 from bf16 Q (a.q8 set): the tile's rows of bf16 read from global memory, a thread's 16
+   loads of 16 bytes in flight at once, and their codes (e4m3.cuh, as fp2_convert_e4m3
+   makes them) written into the shared tile in TMA's layout and, for the tile's own rows, to
+   q8 at the same offsets. Thread t takes 16-byte column t % 16 of rows t / 16 + 8 j, so that
+   a half-warp reads 256 contiguous bytes and writes 128; rows past the tile are zero. Packed
+   row R is head h g + R % g of position R / g, stepped by 8 rows with no division. */
+__device__ __forceinline__ void convert_q_tile(unsigned char *tile, const SelectArgs &a, const SelectSegment &sg) {
+  constexpr int kRowsPerThread = kTileRows * 16 / kSelThreads;
+  const fp2_params &p = a.p;
+  const int col = threadIdx.x % 16, r0 = threadIdx.x / 16, g = sg.g;
+  const int R = sg.tl.row_begin + r0;
+  int pos = a.cu_q[sg.s] + R / g, head = sg.h * g + R % g;
+  size_t off[kRowsPerThread];
+  uint4 raw[kRowsPerThread];
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; j++) {
+    off[j] = ((size_t)pos * p.hq + head) * kD + col * 8;
+    raw[j] = r0 + 8 * j < sg.nrows ? __ldg(reinterpret_cast<const uint4 *>(static_cast<const __nv_bfloat16 *>(a.q) + off[j]))
+                                   : make_uint4(0, 0, 0, 0);
+    pos += 8 / g;
+    head += 8 % g;
+    if (head >= (sg.h + 1) * g) {
+      head -= g;
+      pos++;
+    }
+  }
+  const E4m3Divisor div = e4m3_divisor(a.scales[0]);
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; j++) {
+    const int r = r0 + 8 * j;
+    const uint2 codes = e4m3_codes8(raw[j], div);
+    *reinterpret_cast<uint2 *>(tile + r * 128 + ((col / 2) ^ (r % 8)) * 16 + (col % 2) * 8) = codes;
+    if (r < sg.nrows) *reinterpret_cast<uint2 *>(a.q8 + off[j]) = codes;
+  }
+}
+
 template <bool kFp8>
 __global__ void __launch_bounds__(kSelThreads, 3)
     select_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_kbar,
-                       const SelectArgs a, int q_by_tma) {
+                       const SelectArgs a, QSource q_source) {
 #if FP2_SM90_DEVICE
   using Prec = SelPrec<kFp8>;
   constexpr int kStages = Prec::stages;
@@ -186,7 +227,7 @@ __global__ void __launch_bounds__(kSelThreads, 3)
     for (int st = 0; st < kStages; st++) mbarrier_init(&sm.full[st], 1);
     mbarrier_init(&sm.q_full, 1);
     fence_mbarrier_init();
-    if (q_by_tma) { /* rows past the sequence read the next one's: every score of theirs is masked */
+    if (q_source == kQByTma) { /* rows past the sequence read the next one's: every score of theirs is masked */
       mbarrier_arrive_expect_tx(&sm.q_full, Prec::halves * kHalfBytes);
       for (int hf = 0; hf < Prec::halves; hf++)
         tma_load_3d(sm.q + hf * kHalfBytes, &tm_q, hf * 64, sg.h * sg.g, a.cu_q[sg.s] + sg.tl.row_begin / sg.g,
@@ -194,7 +235,8 @@ __global__ void __launch_bounds__(kSelThreads, 3)
     }
     for (int c = 0; c < n && c < kStages; c++) load_keys(c);
   }
-  if (!q_by_tma) {
+  if (q_source == kQConverted) convert_q_tile(sm.q, a, sg);
+  if (q_source == kQByCpAsync) {
     const unsigned char *q = static_cast<const unsigned char *>(a.q);
     cp_async_rows_sw128<kD * Prec::elem, kSelThreads>(
         sm.q, 0, kTileRows, sg.nrows,
@@ -202,12 +244,10 @@ __global__ void __launch_bounds__(kSelThreads, 3)
     cp_async_commit();
   }
   fill_row_last(p, sg, sm.row_last);
-  if (!q_by_tma) {
-    cp_async_wait<0>();
-    fence_proxy_async_shared(); /* Q's rows, to wgmma */
-  }
+  if (q_source == kQByCpAsync) cp_async_wait<0>();
+  if (q_source != kQByTma) fence_proxy_async_shared(); /* Q's rows, to wgmma */
   __syncthreads(); /* Q's rows and the barriers' initialisation, to every thread */
-  if (q_by_tma) mbarrier_wait(&sm.q_full, 0);
+  if (q_source == kQByTma) mbarrier_wait(&sm.q_full, 0);
 
   const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
   const float scale_log2 = sq * sk * rsqrtf((float)kD) * kLog2e;
@@ -278,9 +318,10 @@ fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int smem_max, cudaS
      rows x 128 bytes. */
   CUtensorMap tm_q, tm_kbar;
   fp2_status st;
-  const int q_by_tma = kTileRows % fp2_group(&a.p) == 0;
+  const QSource q_source = a.q8 ? kQConverted : kTileRows % fp2_group(&a.p) == 0 ? kQByTma : kQByCpAsync;
   memset(&tm_q, 0, sizeof tm_q);
-  if (q_by_tma && (st = fp2_tensor_map_q_tiles(&tm_q, elem, a.q, &a.p, plan->total_q)) != FP2_OK) return st;
+  if (q_source == kQByTma && (st = fp2_tensor_map_q_tiles(&tm_q, elem, a.q, &a.p, plan->total_q)) != FP2_OK)
+    return st;
   const cuuint64_t dims[2] = {kD, (cuuint64_t)a.p.hkv * a.total_blocks};
   const cuuint64_t strides[1] = {(cuuint64_t)kD * elem};
   const cuuint32_t box[2] = {(cuuint32_t)(128 / elem), kStageKeys};
@@ -290,7 +331,7 @@ fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int smem_max, cudaS
   FP2_CUDA("fp2_select (sm90)", cudaFuncSetAttribute(select_sm90_kernel<kFp8>,
                                                      cudaFuncAttributePreferredSharedMemoryCarveout,
                                                      cudaSharedmemCarveoutMaxShared));
-  select_sm90_kernel<kFp8><<<dim3(plan->total_tiles, a.p.hkv), kSelThreads, smem, stream>>>(tm_q, tm_kbar, a, q_by_tma);
+  select_sm90_kernel<kFp8><<<dim3(plan->total_tiles, a.p.hkv), kSelThreads, smem, stream>>>(tm_q, tm_kbar, a, q_source);
   FP2_LAUNCHED("fp2_select (sm90): score and select");
   return FP2_OK;
 }

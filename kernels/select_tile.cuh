@@ -22,6 +22,7 @@ struct SelectArgs {
   int total_blocks;
   const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq, *seg_base;
   const void *q, *kbar;
+  uint8_t *q8; /* FP8 on the sm90 kernel: q is bf16 Q, converted into these codes; else NULL */
   const float *scales;
   int *scratch, *counts;
   float *warp_max; /* [nseg][kSelWarps]: each warp's largest log2 energy */

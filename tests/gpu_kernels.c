@@ -8,7 +8,8 @@
                                        transposed byte for byte as fp2_transpose_values
                                        (transpose_values.cu) makes them;
      fp2_select, portable (select.cu)  ref_select_tile on the same pooled keys (check_index:
-     and sm90 (select_sm90.cu)         near-threshold flips only, none farther);
+     and sm90 (select_sm90.cu)         near-threshold flips only, none farther); FP8 also from
+                                       bf16 Q, Q's codes bit for bit;
      fp2_attend, portable (attend.cu)  ref_attend_row on the same index and pooled vectors
      and sm90 (attend_sm90.cu, on an   (check_outputs: within twice the error of the oracle
      sm_90 GPU)                        emulating the kernels' rounding, plus 1/256).
@@ -232,8 +233,9 @@ static void test_pool(const fixture *f) {
   cudaFree(vt);
 }
 
-/* select.cu or select_sm90.cu: the index from the host's pooled keys. */
-static void test_select(const fixture *f, fp2_kernel kernel) {
+/* select.cu or select_sm90.cu: the index from the host's pooled keys. convert_q (FP8): from
+   bf16 Q, with Q's codes, which the select writes on the way, bit for bit as the host's. */
+static void test_select(const fixture *f, fp2_kernel kernel, int convert_q) {
   fp2_params p = f->pb.p;
   p.kernel = kernel;
   const fp2_plan *plan = &f->plan;
@@ -244,8 +246,12 @@ static void test_select(const fixture *f, fp2_kernel kernel) {
   void *ws = dev_alloc(ws_bytes);
   CHECK_CUDA(cudaMemset(idx.scratch, 0xff, sizeof(int) * (size_t)plan->capacity)); /* NaN energies */
   CHECK_CUDA(cudaMemset(idx.indices, 0xff, sizeof(int) * (size_t)plan->capacity));
-  check_fp2(fp2_select(&p, plan, f->q, kbar, f->scales, &idx, ws, ws_bytes, 0), "fp2_select");
-  const char *kname = kernel == FP2_KERNEL_SM90 ? "sm90" : "portable";
+  void *q8 = convert_q ? dev_codes_poisoned(f->nq) : NULL;
+  check_fp2(fp2_select(&p, plan, convert_q ? f->q16 : f->q, q8, kbar, f->scales, &idx, ws, ws_bytes, 0),
+            "fp2_select");
+  const char *kname = kernel == FP2_KERNEL_SM90 ? convert_q ? "sm90 converting q" : "sm90"
+                                                : convert_q ? "portable converting q" : "portable";
+  if (convert_q) expect_codes(f, kname, q8, f->pb.q_op, f->nq);
   csr_index got = {.nseg = plan->nseg};
   got.offsets = malloc(sizeof(int) * ((size_t)plan->nseg + 1));
   CHECK_CUDA(cudaMemcpy(got.offsets, idx.offsets, sizeof(int) * ((size_t)plan->nseg + 1), cudaMemcpyDeviceToHost));
@@ -265,6 +271,7 @@ static void test_select(const fixture *f, fp2_kernel kernel) {
                f->name, kname, (long long)d.mismatches, (long long)d.blocks, (long long)d.flips);
   }
   csr_free(&got);
+  cudaFree(q8);
   cudaFree(kbar);
   cudaFree(idx.scratch);
   cudaFree(idx.counts);
@@ -319,8 +326,10 @@ int main(void) {
           if (dt == FP2_FP8 && correction) test_quantize(&f);
           if (correction) {
             test_pool(&f);
-            test_select(&f, FP2_KERNEL_PORTABLE);
-            if (sm90) test_select(&f, FP2_KERNEL_SM90);
+            for (int convert_q = 0; convert_q <= f.fp8; convert_q++) {
+              test_select(&f, FP2_KERNEL_PORTABLE, convert_q);
+              if (sm90) test_select(&f, FP2_KERNEL_SM90, convert_q);
+            }
           }
           test_attend(&f, FP2_KERNEL_PORTABLE);
           if (sm90) test_attend(&f, FP2_KERNEL_SM90);
@@ -334,8 +343,8 @@ int main(void) {
   fixture f;
   fixture_init(&f, FP2_BF16, 32, 8, 1, 1, wide_len, 512.0f, seed++);
   fprintf(stderr, "gpu_kernels: %s\n", f.name);
-  test_select(&f, FP2_KERNEL_PORTABLE);
-  if (major == 9) test_select(&f, FP2_KERNEL_SM90);
+  test_select(&f, FP2_KERNEL_PORTABLE, 0);
+  if (major == 9) test_select(&f, FP2_KERNEL_SM90, 0);
   fixture_free(&f);
   return test_result("gpu_kernels");
 }
