@@ -1,12 +1,11 @@
 /* Internal: the e4m3 quantisation of DESIGN.md section 3, as every kernel that produces codes
-   applies it (quantize.cu, pool.cu), so that a code does not depend on which kernel wrote
-   it: scale = amax / 448 (1 when amax is 0), code = e4m3(x / scale) rounded to
-   nearest even with saturation, x / scale correctly rounded.
-   The division is one multiplication by the reciprocal and one FMA correction (Markstein):
-   about a third of __fdiv_rn's instructions. It is the correctly rounded quotient for every bf16
-   |x| >= 2^-100 (checked exhaustively on the host for 200,000 scales of bf16 amax values,
-   |x| <= amax); below that the quotient is under 2^-12, whose code is zero either way,
-   unless the tensor's amax is under 2^-79. A -0 may come out +0: the same value. */
+   applies it (quantize.cu, pool.cu, select_sm90.cu), so that a code does not depend on which
+   kernel wrote it: scale = amax / 448 (1 when amax is 0), code = e4m3(x * r) rounded to
+   nearest even with saturation, r = 1 / scale correctly rounded in f32, x * r rounded once
+   (the host's problem_prepare and ref_pooled_operands do the same). One multiplication an
+   element: the select converts Q inside a kernel whose time follows its instruction count.
+   x * r is within one f32 rounding of x / scale, so a code differs from the correctly
+   rounded quotient's only where x / scale lies that close to a midpoint between two codes. */
 #ifndef FP2_E4M3_CUH
 #define FP2_E4M3_CUH
 
@@ -18,19 +17,11 @@ namespace fp2 {
 
 __device__ __forceinline__ float e4m3_scale(float amax) { return amax > 0.0f ? __fdiv_rn(amax, 448.0f) : 1.0f; }
 
-/* A tensor's scale and its correctly rounded reciprocal. */
-struct E4m3Divisor {
-  float scale, inverse;
-};
-__device__ __forceinline__ E4m3Divisor e4m3_divisor(float scale) { return E4m3Divisor{scale, __frcp_rn(scale)}; }
+/* What a tensor's codes multiply by: 1 / scale, correctly rounded. */
+__device__ __forceinline__ float e4m3_inverse(float scale) { return __frcp_rn(scale); }
 
-__device__ __forceinline__ float e4m3_quotient(float x, E4m3Divisor d) {
-  const float q = x * d.inverse;
-  return fmaf(fmaf(-q, d.scale, x), d.inverse, q);
-}
-
-__device__ __forceinline__ uint8_t e4m3_code(float x, E4m3Divisor d) {
-  return (uint8_t)__nv_cvt_float_to_fp8(e4m3_quotient(x, d), __NV_SATFINITE, __NV_E4M3);
+__device__ __forceinline__ uint8_t e4m3_code(float x, float inverse) {
+  return (uint8_t)__nv_cvt_float_to_fp8(__fmul_rn(x, inverse), __NV_SATFINITE, __NV_E4M3);
 }
 
 /* The code's value (exact in f32). */
@@ -40,13 +31,13 @@ __device__ __forceinline__ float e4m3_value(uint8_t code) {
 
 /* Eight bf16 (one 16-byte load) to their eight codes, in order, as one 8-byte word: two bf16
    per 32-bit word widened by a shift and a mask, two codes per conversion. */
-__device__ __forceinline__ uint2 e4m3_codes8(uint4 raw, E4m3Divisor d) {
+__device__ __forceinline__ uint2 e4m3_codes8(uint4 raw, float inverse) {
   const uint32_t in[4] = {raw.x, raw.y, raw.z, raw.w};
   uint32_t pairs[4];
 #pragma unroll
   for (int i = 0; i < 4; i++) {
-    const float2 f = make_float2(e4m3_quotient(__uint_as_float(in[i] << 16), d),
-                                 e4m3_quotient(__uint_as_float(in[i] & 0xffff0000u), d));
+    const float2 f = make_float2(__fmul_rn(__uint_as_float(in[i] << 16), inverse),
+                                 __fmul_rn(__uint_as_float(in[i] & 0xffff0000u), inverse));
     pairs[i] = __nv_cvt_float2_to_fp8x2(f, __NV_SATFINITE, __NV_E4M3); /* .x in the low byte */
   }
   return make_uint2(pairs[0] | pairs[1] << 16, pairs[2] | pairs[3] << 16);

@@ -142,13 +142,13 @@ fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, cons
    each. amax_scratch: three device words. */
 fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, const void *v, size_t nk, float *scales,
                            unsigned *amax_scratch, cudaStream_t stream);
-/* x (bf16, n values) -> e4m3 codes of x / *scale (a device float, as fp2_scales_e4m3 writes
-   it). x 16-byte aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool writes the
+/* x (bf16, n values) -> e4m3 codes of x * (1 / *scale), the reciprocal correctly rounded and
+   the product rounded once (*scale a device float, as fp2_scales_e4m3 writes it). x 16-byte aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool writes the
    codes of K and V itself: this converts Q. */
 fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t *out, cudaStream_t stream);
 
 /* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
-   the e4m3 code of mean / scale with the tensor's own scale. k and v are the bf16 inputs;
+   the e4m3 code of mean * (1 / scale) with the tensor's own scale. k and v are the bf16 inputs;
    FP8 converts them on the way (scales[1], scales[2] from fp2_scales_e4m3), writes their
    codes to k8 and v8 (8-byte aligned) and pools the codes' values. vt (FP8 with head dim
    and block 128, else NULL; 16-byte aligned): V's codes and V̄'s also written transposed,

@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   const int first = j * p.block, count = min(p.block, lk - first);
 #pragma unroll
   for (int x = 0; x < 2; x++) {
-    const E4m3Divisor div = e4m3_divisor(kFp8 ? a.scales[1 + x] : 1.0f);
+    const float inverse = e4m3_inverse(kFp8 ? a.scales[1 + x] : 1.0f);
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     /* Four rows' loads in flight before any code is stored (the stores could alias them). */
     for (int r = r0; r < count; r += 4 * kRowsAtOnce) {
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
       for (int u = 0; u < 4; u++) {
         if (r + u * kRowsAtOnce >= count) break;
         if constexpr (kFp8) {
-          const uint2 c = e4m3_codes8(raw[u], div);
+          const uint2 c = e4m3_codes8(raw[u], inverse);
           *reinterpret_cast<uint2 *>(a.codes[x] + at[u]) = c;
           if (kVt && x == 1) {
             const int row = r + u * kRowsAtOnce;
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   const size_t out = ((size_t)h * total_blocks + gblock) * D + d;
   a.mean[x][out] = mean;
   if constexpr (kFp8) {
-    const uint8_t code = e4m3_code(mean, e4m3_divisor(scale));
+    const uint8_t code = e4m3_code(mean, e4m3_inverse(scale));
     static_cast<uint8_t *>(a.bar[x])[out] = code;
     if (kVt && x == 1) { /* V̄^T: this mean's column, and zeros past the sequence's last block */
       const int total_chunks = a.cu_chunks[a.batch], nblocks = a.cu_blocks[s + 1] - a.cu_blocks[s];

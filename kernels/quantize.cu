@@ -49,10 +49,10 @@ __global__ void scales_kernel(const unsigned *amax, float *scales) {
 }
 
 __global__ void convert_kernel(const __nv_bfloat16 *x, size_t n, const float *scale, uint8_t *out) {
-  const E4m3Divisor s = e4m3_divisor(*scale);
+  const float inverse = e4m3_inverse(*scale);
   for_each_vec(
-      x, n, [&](size_t i, uint4 raw) { *reinterpret_cast<uint2 *>(out + i) = e4m3_codes8(raw, s); },
-      [&](size_t i) { out[i] = e4m3_code(__bfloat162float(x[i]), s); });
+      x, n, [&](size_t i, uint4 raw) { *reinterpret_cast<uint2 *>(out + i) = e4m3_codes8(raw, inverse); },
+      [&](size_t i) { out[i] = e4m3_code(__bfloat162float(x[i]), inverse); });
 }
 
 int grid_for(size_t n) {

@@ -193,11 +193,11 @@ __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const Select
       pos++;
     }
   }
-  const E4m3Divisor div = e4m3_divisor(a.scales[0]);
+  const float inverse = e4m3_inverse(a.scales[0]);
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; j++) {
     const int r = r0 + 8 * j;
-    const uint2 codes = e4m3_codes8(raw[j], div);
+    const uint2 codes = e4m3_codes8(raw[j], inverse);
     *reinterpret_cast<uint2 *>(tile + r * 128 + ((col / 2) ^ (r % 8)) * 16 + (col % 2) * 8) = codes;
     if (r < sg.nrows) *reinterpret_cast<uint2 *>(a.q8 + off[j]) = codes;
   }

@@ -104,13 +104,14 @@ static float amax_of(const float *x, size_t n) {
   return m;
 }
 
-/* e4m3 code values of x / scale; the scale is amax / 448 as DESIGN.md's Definitions fixes. */
+/* e4m3 code values of x * (1 / scale), as the kernels make them (kernels/e4m3.cuh); the scale
+   is amax / 448 as DESIGN.md's Definitions fixes. */
 static float *quantize_e4m3(const float *x, size_t n, float *scale) {
   float *out = xmalloc(sizeof(float) * n);
   *scale = fp8_scale_from_amax(amax_of(x, n));
-  float s = *scale;
+  const float inverse = 1.0f / *scale;
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) out[i] = e4m3_round(x[i] / s);
+  for (size_t i = 0; i < n; i++) out[i] = e4m3_round(x[i] * inverse);
   return out;
 }
 
