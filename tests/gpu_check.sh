@@ -6,8 +6,8 @@
 # corners each kernel must survive: a batch of two sequences the first of which ends inside
 # a block, batches of mixed lengths and chunked requests (--requests), group sizes 3, 5 and 7
 # (tiles that start inside a position's heads), alpha = 0 (every causal block selected),
-# alpha = 1 (the always-kept blocks alone, the rest through the correction) and one long
-# sequence.
+# alpha = 1 (the always-kept blocks alone, the rest through the correction), a forced mask
+# given to the pass (--density) and one long sequence.
 # Exits 77 (skipped) where no GPU is found.
 # Usage: gpu_check.sh path/to/fp2bench
 set -u
@@ -29,3 +29,6 @@ for heads in 24:8 40:8 28:4; do check --kernel sm90 --len 2k+77 --heads "$heads"
 check --kernel sm90 --dtype bf16 --len 4k --heads 32:8 --alpha 0
 check --kernel sm90 --dtype bf16 --len 4k --heads 32:8 --alpha 1
 check --kernel sm90 --dtype bf16 --len 64k --heads 32:8 --data synth:llm --rows 256
+# A forced mask given to the pass (fp2_forward's path for a caller's index; FP8 converts Q in
+# the quantise stage there, not in the select).
+check --kernel sm90 --len 4k+77 --heads 24:8 --density 0.3
