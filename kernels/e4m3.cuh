@@ -2,7 +2,7 @@
    applies it (quantize.cu, pool.cu, select_sm90.cu), so that a code does not depend on which
    kernel wrote it: scale = amax / 448 (1 when amax is 0), code = e4m3(x * r) rounded to
    nearest even with saturation, r = 1 / scale correctly rounded in f32, x * r rounded once
-   (the host's problem_prepare and ref_pooled_operands do the same). One multiplication an
+   (the host's e4m3_quantize, src/base/numeric.c, does the same). One multiplication an
    element: the select converts Q inside a kernel whose time follows its instruction count.
    x * r is within one f32 rounding of x / scale, so a code differs from the correctly
    rounded quotient's only where x / scale lies that close to a midpoint between two codes. */

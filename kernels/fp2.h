@@ -143,14 +143,15 @@ fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, cons
 fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, const void *v, size_t nk, float *scales,
                            unsigned *amax_scratch, cudaStream_t stream);
 /* x (bf16, n values) -> e4m3 codes of x * (1 / *scale), the reciprocal correctly rounded and
-   the product rounded once (*scale a device float, as fp2_scales_e4m3 writes it). x 16-byte aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool writes the
-   codes of K and V itself: this converts Q. */
+   the product rounded once (*scale a device float, as fp2_scales_e4m3 writes it). x 16-byte
+   aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool writes the codes of K and V
+   itself: this converts Q. */
 fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t *out, cudaStream_t stream);
 
 /* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
-   the e4m3 code of mean * (1 / scale) with the tensor's own scale. k and v are the bf16 inputs;
-   FP8 converts them on the way (scales[1], scales[2] from fp2_scales_e4m3), writes their
-   codes to k8 and v8 (8-byte aligned) and pools the codes' values. vt (FP8 with head dim
+   the e4m3 code of the mean (as fp2_convert_e4m3's) with the tensor's own scale. k and v are
+   the bf16 inputs; FP8 converts them on the way (scales[1], scales[2] from fp2_scales_e4m3),
+   writes their codes to k8 and v8 (8-byte aligned) and pools the codes' values. vt (FP8 with head dim
    and block 128, else NULL; 16-byte aligned): V's codes and V̄'s also written transposed,
    as the sm90 kernel reads them, into fp2_attend's workspace, which then takes v = NULL. */
 fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v, const float *scales,
@@ -181,10 +182,9 @@ size_t fp2_select_workspace_bytes(const fp2_plan *plan);
    Energies are sums in f32 of ex2.approx (relative error near 2^-22) against a per-key
    reference (sm90: the key's score on the tile's first row, or its maximum where that would
    overflow or a row does not count the key) or per-group maxima (portable), kept as log2
-   values; a block is kept when its log2
-   energy is >= the tile's largest + log2(alpha). check --backend gpu holds the index to the
-   oracle on the same rounded K̄ with flips allowed within 1e-4 (BF16) or 5e-3 (FP8) of the
-   threshold. */
+   values; a block is kept when its log2 energy is >= the tile's largest + log2(alpha).
+   check --backend gpu holds the index to the oracle on the same rounded K̄ with flips
+   allowed within 1e-4 (BF16) or 5e-3 (FP8) of the threshold. */
 fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, const void *q, uint8_t *q8, const void *kbar,
                       const float *scales, fp2_index *index, void *workspace, size_t workspace_bytes,
                       cudaStream_t stream);

@@ -75,9 +75,12 @@ __device__ __forceinline__ bool counted(const int *row_last, int k0, int i, int 
   return k0 + 8 * (e / 2) <= row_last[8 * i + 2 * (threadIdx.x % 4) + e % 2];
 }
 
-/* Scores of this thread (keys k0 = j0 + 16 warp + lane / 4 in d[i][0..1], k0 + 8 in d[i][2..3];
-   rows 8 i + 2 (lane % 4) + 0..1) as a key sees them: kMasked counts scores past a row's last
-   block as -inf. d is only read: the next stage's product is in flight, and writing the
+/* This thread's first key of the stage of keys j0 .. j0 + 63: k0 = j0 + 16 warp + lane / 4 in
+   d[i][0..1], k0 + 8 in d[i][2..3], rows 8 i + 2 (lane % 4) + 0..1. */
+__device__ __forceinline__ int stage_key0(int j0) { return j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4; }
+
+/* Scores of this thread as a key sees them: kMasked counts scores past a row's last block as
+   -inf. d is only read: the next stage's product is in flight, and writing the
    registers of a wgmma accumulator meanwhile makes ptxas serialise every wgmma. */
 template <bool kMasked>
 __device__ __forceinline__ float score_at(const float (&d)[16][4], const int *row_last, int k0, int i, int e) {
@@ -124,7 +127,7 @@ __device__ __forceinline__ float store_energies(const float (&e)[2], const float
 template <bool kMasked>
 __device__ __forceinline__ float score_keys_at_max(const float (&d)[16][4], int j0, int nscored, const int *row_last,
                                                    float scale_log2, int *slot) {
-  const int k0 = j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4;
+  const int k0 = stage_key0(j0);
   float e[2], ref[2];
 #pragma unroll
   for (int k = 0; k < 2; k++) {
@@ -152,7 +155,7 @@ __device__ __forceinline__ float score_keys_at_max(const float (&d)[16][4], int 
    caller then takes the maximum. */
 __device__ __forceinline__ bool score_keys_at_first_row(const float (&d)[16][4], int j0, int nscored,
                                                         float scale_log2, int *slot, float *l_max) {
-  const int k0 = j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4, quad = threadIdx.x % 32 & ~3;
+  const int k0 = stage_key0(j0), quad = threadIdx.x % 32 & ~3;
   float e[2], ref[2];
 #pragma unroll
   for (int k = 0; k < 2; k++) {
@@ -179,13 +182,13 @@ __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const Select
   const int col = threadIdx.x % 16, r0 = threadIdx.x / 16, g = sg.g;
   const int R = sg.tl.row_begin + r0;
   int pos = a.cu_q[sg.s] + R / g, head = sg.h * g + R % g;
+  const __nv_bfloat16 *q = static_cast<const __nv_bfloat16 *>(a.q);
   size_t off[kRowsPerThread];
   uint4 raw[kRowsPerThread];
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; j++) {
     off[j] = ((size_t)pos * p.hq + head) * kD + col * 8;
-    raw[j] = r0 + 8 * j < sg.nrows ? __ldg(reinterpret_cast<const uint4 *>(static_cast<const __nv_bfloat16 *>(a.q) + off[j]))
-                                   : make_uint4(0, 0, 0, 0);
+    raw[j] = r0 + 8 * j < sg.nrows ? __ldg(reinterpret_cast<const uint4 *>(q + off[j])) : make_uint4(0, 0, 0, 0);
     pos += 8 / g;
     head += 8 % g;
     if (head >= (sg.h + 1) * g) {

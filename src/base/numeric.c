@@ -95,3 +95,8 @@ float e4m3_to_f32(uint8_t code) {
 float e4m3_round(float x) { return e4m3_to_f32(e4m3_from_f32(x)); }
 
 float fp8_scale_from_amax(float amax) { return amax > 0.0f ? amax / E4M3_MAX : 1.0f; }
+
+float e4m3_quantize(float x, float scale) {
+  const float inverse = 1.0f / scale;
+  return e4m3_round(x * inverse);
+}

@@ -24,4 +24,8 @@ float e4m3_round(float x);
 /* Per-tensor FP8 scale of DESIGN.md's Definitions: amax / 448, or 1 for an all-zero tensor. */
 float fp8_scale_from_amax(float amax);
 
+/* The code value of x in a tensor of that scale, as the kernels quantise (kernels/e4m3.cuh):
+   x times 1 / scale (each rounded once in f32), then e4m3_round. */
+float e4m3_quantize(float x, float scale);
+
 #endif

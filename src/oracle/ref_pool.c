@@ -34,9 +34,8 @@ double ref_pooled_operands(fp2_dtype dt, pooled_mode mode, float scale, const fl
     for (size_t i = 0; i < n; i++) out[i] = mean[i];
     return 1.0;
   }
-  if (dt == FP2_FP8) { /* as the kernels quantise (kernels/e4m3.cuh) */
-    const float inverse = 1.0f / scale;
-    for (size_t i = 0; i < n; i++) out[i] = e4m3_round(mean[i] * inverse);
+  if (dt == FP2_FP8) {
+    for (size_t i = 0; i < n; i++) out[i] = e4m3_quantize(mean[i], scale);
     return scale;
   }
   for (size_t i = 0; i < n; i++) out[i] = bf16_round(mean[i]);

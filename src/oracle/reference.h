@@ -30,7 +30,8 @@ void ref_pool(const problem *pb, float *k_mean, float *v_mean);
 
 /* How pooled vectors enter scoring and correction. EXACT keeps the f32 means (the fp64
    definition); ROUNDED applies the kernels' rounding: bf16 for BF16, and for FP8 the
-   e4m3 code of mean * (1 / scale) (the tensor's own scale, as kernels/e4m3.cuh), so that values stay code values.
+   e4m3 code of the mean in the tensor's own scale (e4m3_quantize), so that values stay
+   code values.
    Returns the scale that dequantises `out`. */
 typedef enum { POOLED_EXACT, POOLED_ROUNDED } pooled_mode;
 double ref_pooled_operands(fp2_dtype dt, pooled_mode mode, float scale, const float *mean, float *out, size_t n);
