@@ -43,6 +43,11 @@ template <bool kFp8>
 struct SelPrec : Sm90Operand<kFp8> {
   static constexpr int stage_bytes = Sm90Operand<kFp8>::halves * kStageKeys * 128;
   static constexpr int stages = kFp8 ? 4 : 2;
+  /* BF16: two accumulators, the next stage's product under this one's exponentials, 168
+     registers, 3 CTAs. FP8: one accumulator, 128 registers, 4 CTAs, the other CTAs' warps
+     under a warp's product. */
+  static constexpr bool overlap = !kFp8;
+  static constexpr int ctas_per_sm = overlap ? 3 : 4;
 };
 
 /* Shared memory, 1024-byte aligned: the operand tiles first. */
@@ -208,7 +213,7 @@ __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const Select
 }
 
 template <bool kFp8>
-__global__ void __launch_bounds__(kSelThreads, 3)
+__global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     select_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_kbar,
                        const SelectArgs a, QSource q_source) {
 #if FP2_SM90_DEVICE
@@ -278,9 +283,17 @@ __global__ void __launch_bounds__(kSelThreads, 3)
       l = score_keys_at_max<false>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot);
     l_max = fmaxf(l_max, l);
   };
-  /* Straight-line steps, every issue waited for on every path, so that ptxas can follow
-     which product each wait completes. */
-  if (n > 0) {
+  /* With two accumulators: straight-line steps, every issue waited for on every path, so
+     that ptxas can follow which product each wait completes. */
+  if constexpr (!Prec::overlap) {
+    float d[16][4];
+    for (int c = 0; c < n; c++) {
+      issue(c, d);
+      wgmma_wait<0>();
+      wgmma_hold(d);
+      finish(c, d);
+    }
+  } else if (n > 0) {
     float d0[16][4], d1[16][4];
     issue(0, d0);
     int c = 0;
