@@ -8,17 +8,19 @@
    against the whole Q tile, S^T = K̄ Q^T (keys as M, the 128 rows as N; FP8: e4m3 wgmma on
    the codes, no conversion), so that each thread holds two keys x 32 rows and a key's
    maximum and sum over the tile's rows stay within its lane quad: no cross-warp
-   combination. The product of stage c + 1 is issued before the exponentials of stage c,
-   so that it runs on the tensor cores while they run on the MUFU; a stage is refilled as
-   soon as its product has completed. A key's energy goes to the segment's scratch as a
+   combination. BF16 (3 CTAs per SM, as shared memory allows) issues the product of stage
+   c + 1 before the exponentials of stage c, so that it runs on the tensor cores while they
+   run on the MUFU; FP8 keeps one accumulator and runs 4 CTAs per SM instead, whose warps
+   fill each other's waits. A stage is refilled as soon as its product has completed. A key's energy goes to the segment's scratch as a
    log2 value against a reference of its own (its score on the tile's first row where every
    row counts the stage, else its maximum; select_tile.cuh); select_csr.cu thresholds after.
    At 128K on the H200 (kernels/NOTES.md): v1 (stages of 128 keys as two products, the
    second overlapping only the first one's exponentials; 2 CTAs per SM in BF16) 2.48 ms in
    BF16 and 1.49 in FP8 (the portable kernel: 2.05 and 2.06); v2 (this pipeline, Q by
    cp.async) 1.91 and 1.40; v3 (Q by TMA) 1.49 and 1.20, then 1.32 and 1.11 with the CSR
-   built apart; v4 (the first row's reference) 1.21 and 1.02; this version (the mask only
-   where a row does not count a scored key) FP8 1.33 → 1.29 with Q converted here. */
+   built apart; v4 (the first row's reference) 1.21 and 1.02; v5 (the mask only where a
+   row does not count a scored key) FP8 1.33 → 1.29 with Q converted here, then FP8 on one
+   accumulator at 4 CTAs per SM 1.29 → 1.12. */
 #include <float.h>
 #include <string.h>
 
