@@ -11,9 +11,10 @@
    combination. BF16 (3 CTAs per SM, as shared memory allows) issues the product of stage
    c + 1 before the exponentials of stage c, so that it runs on the tensor cores while they
    run on the MUFU; FP8 keeps one accumulator and runs 4 CTAs per SM instead, whose warps
-   fill each other's waits. A stage is refilled as soon as its product has completed. A key's energy goes to the segment's scratch as a
-   log2 value against a reference of its own (its score on the tile's first row where every
-   row counts the stage, else its maximum; select_tile.cuh); select_csr.cu thresholds after.
+   fill each other's waits. A stage is refilled as soon as its product has completed. A
+   key's energy goes to the segment's scratch as a log2 value against a reference of its own
+   (its score on the tile's first row where every row counts the stage, else its maximum;
+   select_tile.cuh); select_csr.cu thresholds after.
    At 128K on the H200 (kernels/NOTES.md): v1 (stages of 128 keys as two products, the
    second overlapping only the first one's exponentials; 2 CTAs per SM in BF16) 2.48 ms in
    BF16 and 1.49 in FP8 (the portable kernel: 2.05 and 2.06); v2 (this pipeline, Q by
