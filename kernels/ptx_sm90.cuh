@@ -117,9 +117,10 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 
 /* Keeps the compiler from moving accumulator reads or writes across the async window. */
-__device__ __forceinline__ void wgmma_hold(float (&d)[16][4]) {
+template <int N>
+__device__ __forceinline__ void wgmma_hold(float (&d)[N][4]) {
 #pragma unroll
-  for (int i = 0; i < 16; i++)
+  for (int i = 0; i < N; i++)
     asm volatile("" : "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])::"memory");
 }
 
@@ -199,9 +200,43 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3_rs(float (&d)[16][4], cons
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "n"(1));
 }
 
+#define FP2_WGMMA_D_REGS_N64                                                                                    \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+  "%23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define FP2_WGMMA_D_OPERANDS_N64                                                                        \
+  FP2_WGMMA_D4(0), FP2_WGMMA_D4(1), FP2_WGMMA_D4(2), FP2_WGMMA_D4(3), FP2_WGMMA_D4(4), FP2_WGMMA_D4(5), \
+      FP2_WGMMA_D4(6), FP2_WGMMA_D4(7)
+
+/* The same products with N = 64 (d[i]: columns 8i..8i+7, i < 8): half a 128-row tile. */
+__device__ __forceinline__ void wgmma_m64n64k16_bf16_ss(float (&d)[8][4], uint64_t a_desc, uint64_t b_desc,
+                                                        int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FP2_WGMMA_D_REGS_N64 ", %32, %33, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : FP2_WGMMA_D_OPERANDS_N64
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_m64n64k32_e4m3_ss(float (&d)[8][4], uint64_t a_desc, uint64_t b_desc,
+                                                        int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FP2_WGMMA_D_REGS_N64 ", %32, %33, p, 1, 1;\n"
+      "}\n"
+      : FP2_WGMMA_D_OPERANDS_N64
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+
 #undef FP2_WGMMA_D4
 #undef FP2_WGMMA_D_REGS
 #undef FP2_WGMMA_D_OPERANDS
+#undef FP2_WGMMA_D_REGS_N64
+#undef FP2_WGMMA_D_OPERANDS_N64
 
 }  // namespace fp2
 

@@ -4,26 +4,28 @@
    heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
    128 (by cp.async otherwise: a tile then starts inside a position's heads); FP8 from bf16
    Q, the CTA converts its tile as it stages it and writes the codes out; the pooled
-   keys come by TMA in stages of 64 on mbarriers. A stage is one wgmma product
-   against the whole Q tile, S^T = K̄ Q^T (keys as M, the 128 rows as N; FP8: e4m3 wgmma on
-   the codes, no conversion), so that each thread holds two keys x 32 rows and a key's
+   keys come by TMA in stages of 64 on mbarriers. A stage is two wgmma products, one per half
+   of the Q tile, S^T = K̄ Q^T (keys as M, 64 of the tile's rows as N; FP8: e4m3 wgmma on the
+   codes, no conversion), so that each thread holds two keys x 16 rows of a half and a key's
    maximum and sum over the tile's rows stay within its lane quad: no cross-warp
-   combination. BF16 (3 CTAs per SM, as shared memory allows) issues the product of stage
-   c + 1 before the exponentials of stage c, so that it runs on the tensor cores while they
-   run on the MUFU; FP8 keeps one accumulator and runs 4 CTAs per SM instead, whose warps
-   fill each other's waits. A stage is refilled as soon as its product has completed. A
-   key's energy goes to the segment's scratch as a log2 value against a reference of its own
-   (its score on the tile's first row where every row counts the stage, else its maximum;
-   select_tile.cuh); select_csr.cu thresholds after.
+   combination. The product of one half runs on the tensor cores while the other half's
+   exponentials run on the MUFU, within one 64-key x 128-row accumulator's registers: BF16
+   at 3 CTAs per SM (as shared memory allows), FP8 at 4 (128 registers). A stage is refilled
+   as soon as both its products have completed. A key's energy goes to the segment's
+   scratch as a log2 value against a reference of its own (its score on the tile's first
+   row where every row counts the stage, else its maximum; select_tile.cuh); select_csr.cu
+   thresholds after.
    At 128K on the H200 (kernels/NOTES.md): v1 (stages of 128 keys as two products, the
    second overlapping only the first one's exponentials; 2 CTAs per SM in BF16) 2.48 ms in
    BF16 and 1.49 in FP8 (the portable kernel: 2.05 and 2.06); v2 (this pipeline, Q by
    cp.async) 1.91 and 1.40; v3 (Q by TMA) 1.49 and 1.20, then 1.32 and 1.11 with the CSR
    built apart; v4 (the first row's reference) 1.21 and 1.02; v5 (the mask only where a
    row does not count a scored key) FP8 1.33 → 1.29 with Q converted here, then FP8 on one
-   accumulator at 4 CTAs per SM 1.29 → 1.12. */
+   accumulator at 4 CTAs per SM 1.29 → 1.12; v6 (the halves overlapped) see NOTES. */
 #include <float.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include "cuda_check.h"
 #include "e4m3.cuh"
@@ -40,17 +42,14 @@ constexpr int kD = FP2_SM90_DIM;
 constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
 static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
 
-/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes and the
-   stages (BF16: two, so that three CTAs share an SM; FP8's are half the size). */
+/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes, the stages
+   and the CTAs per SM (BF16: two stages of 16 KB, so that three CTAs share an SM; FP8's are
+   half the size, and four CTAs fit both shared memory and 128 registers). */
 template <bool kFp8>
 struct SelPrec : Sm90Operand<kFp8> {
   static constexpr int stage_bytes = Sm90Operand<kFp8>::halves * kStageKeys * 128;
   static constexpr int stages = kFp8 ? 4 : 2;
-  /* BF16: two accumulators, the next stage's product under this one's exponentials, 168
-     registers, 3 CTAs. FP8: one accumulator, 128 registers, 4 CTAs, the other CTAs' warps
-     under a warp's product. */
-  static constexpr bool overlap = !kFp8;
-  static constexpr int ctas_per_sm = overlap ? 3 : 4;
+  static constexpr int ctas_per_sm = kFp8 ? 4 : 3;
 };
 
 /* Shared memory, 1024-byte aligned: the operand tiles first. */
@@ -63,67 +62,87 @@ struct SelSmem {
   int row_last[kTileRows];
 };
 
-/* d (64 keys x 128 rows) = K̄ Q^T of one stage, committed as one group. */
+/* A stage's scores come in two products, one per half of the tile's rows (h = 0: rows
+   0..63, 1: rows 64..127), so that one half's exponentials run while the other half's
+   product is on the tensor cores, within one accumulator's registers. */
+using HalfScores = float[8][4];
+
+/* d (64 keys x the 64 rows of half h) = K̄ Q^T of one stage, committed as one group. */
 template <bool kFp8>
-__device__ __forceinline__ void issue_scores(float (&d)[16][4], const unsigned char *keys, const unsigned char *q) {
+__device__ __forceinline__ void issue_scores(HalfScores &d, const unsigned char *keys, const unsigned char *q, int h) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kD / SelPrec<kFp8>::k_step; kk++) {
-    const uint64_t kd = desc_kmajor<kStageKeys>(keys, 0, kk), qd = desc_kmajor(q, 0, kk);
+    const uint64_t kd = desc_kmajor<kStageKeys>(keys, 0, kk), qd = desc_kmajor(q, h * kTileRows / 2, kk);
     if constexpr (kFp8)
-      wgmma_m64n128k32_e4m3_ss(d, kd, qd, kk > 0);
+      wgmma_m64n64k32_e4m3_ss(d, kd, qd, kk > 0);
     else
-      wgmma_m64n128k16_bf16_ss(d, kd, qd, kk > 0);
+      wgmma_m64n64k16_bf16_ss(d, kd, qd, kk > 0);
   }
   wgmma_commit();
 }
 
-/* Whether score (i, e) of this thread is counted: key k0 + 8 (e / 2) against the last block
-   of row 8 i + 2 (lane % 4) + e % 2. */
-__device__ __forceinline__ bool counted(const int *row_last, int k0, int i, int e) {
-  return k0 + 8 * (e / 2) <= row_last[8 * i + 2 * (threadIdx.x % 4) + e % 2];
-}
-
 /* This thread's first key of the stage of keys j0 .. j0 + 63: k0 = j0 + 16 warp + lane / 4 in
-   d[i][0..1], k0 + 8 in d[i][2..3], rows 8 i + 2 (lane % 4) + 0..1. */
+   d[i][0..1], k0 + 8 in d[i][2..3], rows 64 h + 8 i + 2 (lane % 4) + 0..1 of half h. */
 __device__ __forceinline__ int stage_key0(int j0) { return j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4; }
 
-/* Scores of this thread as a key sees them: kMasked counts scores past a row's last block as
-   -inf. d is only read: the next stage's product is in flight, and writing the
+/* Score (i, e) of half h as a key sees it: kMasked counts a score past its row's last block
+   as -inf. d is only read: the other half's product is in flight, and writing the
    registers of a wgmma accumulator meanwhile makes ptxas serialise every wgmma. */
 template <bool kMasked>
-__device__ __forceinline__ float score_at(const float (&d)[16][4], const int *row_last, int k0, int i, int e) {
-  return !kMasked || counted(row_last, k0, i, e) ? d[i][e] : -INFINITY;
+__device__ __forceinline__ float score_at(const HalfScores &d, const int *row_last, int k0, int h, int i, int e) {
+  return !kMasked || k0 + 8 * (e / 2) <= row_last[64 * h + 8 * i + 2 * (threadIdx.x % 4) + e % 2] ? d[i][e]
+                                                                                                : -INFINITY;
 }
 
-/* Key k's (0: k0, 1: k0 + 8) sum of exp2(s * scale_log2 - ref) over its 128 rows: this
-   thread's 32 scores in one FFMA and one MUFU op each, then the quad. Masked scores give
-   exp2(-inf) = 0. */
+/* Key k's (0: k0, 1: k0 + 8) maximum over this thread's 16 scores of half h. */
 template <bool kMasked>
-__device__ __forceinline__ float key_sum(const float (&d)[16][4], const int *row_last, int k0, int k, float scale_log2,
-                                         float ref) {
-  float sum[2] = {0.0f, 0.0f};
+__device__ __forceinline__ float half_max(const HalfScores &d, const int *row_last, int k0, int h, int k) {
+  float m = -INFINITY;
 #pragma unroll
-  for (int i = 0; i < 16; i++) {
-    sum[0] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, i, 2 * k), scale_log2, -ref));
-    sum[1] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, i, 2 * k + 1), scale_log2, -ref));
-  }
-  float e = sum[0] + sum[1];
-  e += __shfl_xor_sync(0xffffffffu, e, 1);
-  e += __shfl_xor_sync(0xffffffffu, e, 2);
-  return e;
+  for (int i = 0; i < 8; i++)
+    m = fmaxf(m, fmaxf(score_at<kMasked>(d, row_last, k0, h, i, 2 * k),
+                       score_at<kMasked>(d, row_last, k0, h, i, 2 * k + 1)));
+  return m;
 }
 
-/* The two keys' log2 energies into the slot (lane 0 of each quad); returns the larger
-   (-inf elsewhere). */
-__device__ __forceinline__ float store_energies(const float (&e)[2], const float (&ref)[2], int k0, int nscored,
+__device__ __forceinline__ float quad_max(float m) {
+  m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+  return fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+}
+
+/* Adds exp2(s * scale_log2 - ref) of key k's 16 scores of half h to this thread's two sums
+   (even and odd rows; masked scores add exp2(-inf) = 0). */
+template <bool kMasked>
+__device__ __forceinline__ void add_half(float (&sum)[2], const HalfScores &d, const int *row_last, int k0, int h,
+                                         int k, float scale_log2, float ref) {
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    sum[0] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, h, i, 2 * k), scale_log2, -ref));
+    sum[1] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, h, i, 2 * k + 1), scale_log2, -ref));
+  }
+}
+
+/* Whether a sum of this thread's may overflow once the quad adds its four (or is not a
+   number): below 2^124 in each thread, the quad's sum stays below 2^126. */
+__device__ __forceinline__ bool sums_unsafe(const float (&sum)[2][2]) {
+  constexpr float kSafe = 0x1p124f;
+  return !(sum[0][0] + sum[0][1] <= kSafe && sum[1][0] + sum[1][1] <= kSafe);
+}
+
+/* The two keys' log2 energies from this thread's sums into the slot (lane 0 of each quad);
+   returns the larger (-inf elsewhere). */
+__device__ __forceinline__ float store_energies(const float (&sum)[2][2], const float (&ref)[2], int k0, int nscored,
                                                 int *slot) {
   float l_max = -INFINITY;
 #pragma unroll
   for (int k = 0; k < 2; k++) {
+    float e = sum[k][0] + sum[k][1];
+    e += __shfl_xor_sync(0xffffffffu, e, 1);
+    e += __shfl_xor_sync(0xffffffffu, e, 2);
     const int j = k0 + 8 * k;
     if (threadIdx.x % 4 == 0 && j < nscored) {
-      const float l = log2_energy(e[k], ref[k]);
+      const float l = log2_energy(e, ref[k]);
       slot[j] = __float_as_int(l);
       l_max = fmaxf(l_max, l);
     }
@@ -131,49 +150,59 @@ __device__ __forceinline__ float store_energies(const float (&e)[2], const float
   return l_max;
 }
 
-/* The log2 energies of the 64 keys j0 .. j0 + 63 from their scores d, against each key's
-   maximum over the tile's rows; returns this thread's larger (see store_energies). */
+/* The first half of a stage: each key's reference and this thread's sums over half 0.
+   Where some row does not count a scored key (kMasked), both halves have completed and the
+   reference is the key's maximum over the counted scores of both. Else it is the key's score
+   on the tile's first row: a sum of exp2 in f32 needs a reference only near enough that no
+   term overflows, and the first row's term, 1, keeps the sum from underflowing. That saves
+   the maximum's FMNMX and shuffles, so that the exponentials start as soon as the product
+   has completed. Where a sum may overflow (scores of a key more than about 120 / scale_log2
+   apart) or a score is not finite, the warp takes half 0's maximum after all. */
 template <bool kMasked>
-__device__ __forceinline__ float score_keys_at_max(const float (&d)[16][4], int j0, int nscored, const int *row_last,
-                                                   float scale_log2, int *slot) {
-  const int k0 = stage_key0(j0);
-  float e[2], ref[2];
+__device__ __forceinline__ void score_first_half(float (&sum)[2][2], float (&ref)[2], const HalfScores &d0,
+                                                 const HalfScores &d1, const int *row_last, int k0, float scale_log2) {
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-    float m0 = score_at<kMasked>(d, row_last, k0, 0, 2 * k), m1 = score_at<kMasked>(d, row_last, k0, 0, 2 * k + 1);
-#pragma unroll
-    for (int i = 1; i < 16; i++) {
-      m0 = fmaxf(m0, score_at<kMasked>(d, row_last, k0, i, 2 * k));
-      m1 = fmaxf(m1, score_at<kMasked>(d, row_last, k0, i, 2 * k + 1));
+    if constexpr (kMasked) {
+      const float m = quad_max(fmaxf(half_max<true>(d0, row_last, k0, 0, k), half_max<true>(d1, row_last, k0, 1, k)));
+      ref[k] = m == -INFINITY ? 0.0f : m * scale_log2;
+    } else {
+      ref[k] = __shfl_sync(0xffffffffu, d0[0][2 * k], threadIdx.x % 32 & ~3) * scale_log2;
     }
-    float mk = fmaxf(m0, m1);
-    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 1));
-    mk = fmaxf(mk, __shfl_xor_sync(0xffffffffu, mk, 2));
-    ref[k] = mk == -INFINITY ? 0.0f : mk * scale_log2;
-    e[k] = key_sum<kMasked>(d, row_last, k0, k, scale_log2, ref[k]);
+    sum[k][0] = sum[k][1] = 0.0f;
+    add_half<kMasked>(sum[k], d0, row_last, k0, 0, k, scale_log2, ref[k]);
   }
-  return store_energies(e, ref, k0, nscored, slot);
+  if constexpr (!kMasked) {
+    if (!__any_sync(0xffffffffu, sums_unsafe(sum))) return;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+      ref[k] = quad_max(half_max<false>(d0, row_last, k0, 0, k)) * scale_log2;
+      sum[k][0] = sum[k][1] = 0.0f;
+      add_half<false>(sum[k], d0, row_last, k0, 0, k, scale_log2, ref[k]);
+    }
+  }
 }
 
-/* The same for a stage that every row counts, against each key's score on the tile's first
-   row instead of its maximum: a sum of exp2 in f32 needs a reference only near enough that
-   no term overflows, and the first row's term, 1, keeps the sum from underflowing. That
-   saves the 64 FMNMX and the four shuffles of the maximum, so that the exponentials start
-   as soon as the product has completed. false, with nothing stored, where a term overflowed
-   (scores of a key more than about 128 / scale_log2 apart) or a score is not finite: the
-   caller then takes the maximum. */
-__device__ __forceinline__ bool score_keys_at_first_row(const float (&d)[16][4], int j0, int nscored,
-                                                        float scale_log2, int *slot, float *l_max) {
-  const int k0 = stage_key0(j0), quad = threadIdx.x % 32 & ~3;
-  float e[2], ref[2];
+/* The second half: half 1's terms added to the sums against the same reference. Where a sum
+   may overflow, the warp moves each key's reference to the larger of it and half 1's
+   maximum, rescales half 0's part and adds half 1's again. */
+template <bool kMasked>
+__device__ __forceinline__ void score_second_half(float (&sum)[2][2], float (&ref)[2], const HalfScores &d1,
+                                                  const int *row_last, int k0, float scale_log2) {
+  const float first[2] = {sum[0][0] + sum[0][1], sum[1][0] + sum[1][1]};
 #pragma unroll
-  for (int k = 0; k < 2; k++) {
-    ref[k] = __shfl_sync(0xffffffffu, d[0][2 * k], quad) * scale_log2;
-    e[k] = key_sum<false>(d, nullptr, k0, k, scale_log2, ref[k]);
+  for (int k = 0; k < 2; k++) add_half<kMasked>(sum[k], d1, row_last, k0, 1, k, scale_log2, ref[k]);
+  if constexpr (!kMasked) {
+    if (!__any_sync(0xffffffffu, sums_unsafe(sum))) return;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+      const float r = fmaxf(ref[k], quad_max(half_max<false>(d1, row_last, k0, 1, k)) * scale_log2);
+      sum[k][0] = first[k] * ex2_approx(ref[k] - r);
+      sum[k][1] = 0.0f;
+      ref[k] = r;
+      add_half<false>(sum[k], d1, row_last, k0, 1, k, scale_log2, r);
+    }
   }
-  if (__any_sync(0xffffffffu, !(e[0] <= FLT_MAX && e[1] <= FLT_MAX))) return false;
-  *l_max = store_energies(e, ref, k0, nscored, slot);
-  return true;
 }
 
 /* How a CTA stages its Q tile. */
@@ -265,64 +294,59 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   const float scale_log2 = sq * sk * rsqrtf((float)kD) * kLog2e;
   const int full_end = select_full_end(sg);
   float l_max = -INFINITY;
-  auto issue = [&](int c, float (&d)[16][4]) {
-    mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
-    issue_scores<kFp8>(d, sm.k[c % kStages], sm.q);
+  auto issue = [&](int c, HalfScores &d, int h) {
+    if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
+    issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
   };
-  /* Stage c's product has completed (wgmma_wait before this): its stage is refilled, and
-     its exponentials run while the next stage's product (issued before) is on the tensor
-     cores. */
-  auto finish = [&](int c, const float (&d)[16][4]) {
-    __syncthreads(); /* every warp's product of stage c has completed */
-    if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
-    const int j0 = c * kStageKeys;
-    float l;
+  /* Products in flight, in the order issued: half 0 of stage c, half 1 of c, half 0 of c + 1
+     and so on, at most two at once. Half 0 of stage c + 1 is issued as soon as half 0 of c
+     has been summed, and runs under half 1's exponentials. The last stage is a step of its
+     own (kLast: nothing to issue), so that every path through a step issues and waits alike
+     and ptxas can follow which product each wait completes; it waits for both halves at
+     once, since with a wait for one there ptxas (CUDA 13.0) serialises every wgmma. */
+  HalfScores d0, d1;
+  auto step = [&](int c, auto last) {
+    constexpr bool kLast = decltype(last)::value;
+    const int j0 = c * kStageKeys, k0 = stage_key0(j0);
     /* Only a stage with a scored key that some row does not count needs the mask: where every
        row counts every scored block (a full tile inside one block, as every full tile is for
        g = 1, 2, 4, 8), the last stage's keys past nscored are scored but never stored. */
-    if (min(j0 + kStageKeys, sg.tl.nscored) > full_end)
-      l = score_keys_at_max<true>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot);
-    else if (!score_keys_at_first_row(d, j0, sg.tl.nscored, scale_log2, sg.slot, &l))
-      l = score_keys_at_max<false>(d, j0, sg.tl.nscored, sm.row_last, scale_log2, sg.slot);
-    l_max = fmaxf(l_max, l);
+    const bool masked = min(j0 + kStageKeys, sg.tl.nscored) > full_end;
+    float sum[2][2], ref[2];
+    if (masked) {
+      wgmma_wait<0>();
+      wgmma_hold(d0);
+      wgmma_hold(d1);
+      score_first_half<true>(sum, ref, d0, d1, sm.row_last, k0, scale_log2);
+    } else {
+      if constexpr (kLast)
+        wgmma_wait<0>();
+      else
+        wgmma_wait<1>();
+      wgmma_hold(d0);
+      score_first_half<false>(sum, ref, d0, d1, sm.row_last, k0, scale_log2);
+    }
+    if constexpr (!kLast) {
+      issue(c + 1, d0, 0);
+      wgmma_wait<1>();
+    } else {
+      wgmma_wait<0>();
+    }
+    wgmma_hold(d1);
+    __syncthreads(); /* every warp's products of stage c have completed: the stage is refilled */
+    if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
+    if (masked)
+      score_second_half<true>(sum, ref, d1, sm.row_last, k0, scale_log2);
+    else
+      score_second_half<false>(sum, ref, d1, sm.row_last, k0, scale_log2);
+    l_max = fmaxf(l_max, store_energies(sum, ref, k0, sg.tl.nscored, sg.slot));
+    if constexpr (!kLast) issue(c + 1, d1, 1);
   };
-  /* With two accumulators: straight-line steps, every issue waited for on every path, so
-     that ptxas can follow which product each wait completes. */
-  if constexpr (!Prec::overlap) {
-    float d[16][4];
-    for (int c = 0; c < n; c++) {
-      issue(c, d);
-      wgmma_wait<0>();
-      wgmma_hold(d);
-      finish(c, d);
-    }
-  } else if (n > 0) {
-    float d0[16][4], d1[16][4];
-    issue(0, d0);
-    int c = 0;
-    for (; c + 2 < n; c += 2) {
-      issue(c + 1, d1);
-      wgmma_wait<1>();
-      wgmma_hold(d0);
-      finish(c, d0);
-      issue(c + 2, d0);
-      wgmma_wait<1>();
-      wgmma_hold(d1);
-      finish(c + 1, d1);
-    }
-    if (c + 1 < n) { /* stages c and c + 1 are left */
-      issue(c + 1, d1);
-      wgmma_wait<1>();
-      wgmma_hold(d0);
-      finish(c, d0);
-      wgmma_wait<0>();
-      wgmma_hold(d1);
-      finish(c + 1, d1);
-    } else { /* stage c is left */
-      wgmma_wait<0>();
-      wgmma_hold(d0);
-      finish(c, d0);
-    }
+  if (n > 0) {
+    issue(0, d0, 0);
+    issue(0, d1, 1);
+    for (int c = 0; c + 1 < n; c++) step(c, std::false_type{});
+    step(n - 1, std::true_type{});
   }
   write_warp_max(a, sg, l_max);
 #else
