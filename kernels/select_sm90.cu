@@ -25,8 +25,6 @@
 #include <float.h>
 #include <string.h>
 
-#include <type_traits>
-
 #include "cuda_check.h"
 #include "e4m3.cuh"
 #include "select_tile.cuh"
@@ -42,14 +40,22 @@ constexpr int kD = FP2_SM90_DIM;
 constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
 static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
 
-/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes, the stages
-   and the CTAs per SM (BF16: two stages of 16 KB, so that three CTAs share an SM; FP8's are
-   half the size, and four CTAs fit both shared memory and 128 registers). */
+/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes and
+   stages, the CTAs per SM and a product's rows (Scores: a product's accumulator).
+   - BF16: 3 CTAs, as shared memory allows (Q's 32 KB and two stages of 16 KB). A stage is
+     one product against the whole tile, and the next stage's product runs under this
+     one's exponentials: two accumulators, 168 registers.
+   - FP8: a stage is two products of half the tile's rows each, one after the other on one
+     half's registers, so that 5 CTAs fit (three stages of 8 KB, 96 registers): more warps
+     instead of the overlap. */
 template <bool kFp8>
 struct SelPrec : Sm90Operand<kFp8> {
   static constexpr int stage_bytes = Sm90Operand<kFp8>::halves * kStageKeys * 128;
-  static constexpr int stages = kFp8 ? 4 : 2;
-  static constexpr int ctas_per_sm = kFp8 ? 4 : 3;
+  static constexpr int stages = kFp8 ? 3 : 2;
+  static constexpr int ctas_per_sm = kFp8 ? 5 : 3;
+  static constexpr int q_batches = 2; /* FP8: Q's rows converted in this many batches of loads */
+  static constexpr int product_rows = kFp8 ? kTileRows / 2 : kTileRows;
+  using Scores = float[product_rows / 8][4];
 };
 
 /* Shared memory, 1024-byte aligned: the operand tiles first. */
@@ -62,14 +68,21 @@ struct SelSmem {
   int row_last[kTileRows];
 };
 
-/* A stage's scores come in two products, one per half of the tile's rows (h = 0: rows
-   0..63, 1: rows 64..127), so that one half's exponentials run while the other half's
-   product is on the tensor cores, within one accumulator's registers. */
+/* The scores of the 64 rows of half h of the tile (h = 0: rows 0..63, 1: rows 64..127): a
+   half-tile product's accumulator, or either half of a whole-tile one's (d[i] holds rows
+   8i..8i+7). */
 using HalfScores = float[8][4];
 
-/* d (64 keys x the 64 rows of half h) = K̄ Q^T of one stage, committed as one group. */
+template <int N>
+__device__ __forceinline__ const HalfScores &half_of(const float (&d)[N][4], int h) {
+  return *reinterpret_cast<const HalfScores *>(&d[N == 16 ? 8 * h : 0]);
+}
+
+/* d (64 keys x the product's rows: the whole tile, or half h of it in FP8) = K̄ Q^T of one
+   stage, committed as one group. */
 template <bool kFp8>
-__device__ __forceinline__ void issue_scores(HalfScores &d, const unsigned char *keys, const unsigned char *q, int h) {
+__device__ __forceinline__ void issue_scores(typename SelPrec<kFp8>::Scores &d, const unsigned char *keys,
+                                             const unsigned char *q, int h) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kD / SelPrec<kFp8>::k_step; kk++) {
@@ -77,7 +90,7 @@ __device__ __forceinline__ void issue_scores(HalfScores &d, const unsigned char 
     if constexpr (kFp8)
       wgmma_m64n64k32_e4m3_ss(d, kd, qd, kk > 0);
     else
-      wgmma_m64n64k16_bf16_ss(d, kd, qd, kk > 0);
+      wgmma_m64n128k16_bf16_ss(d, kd, qd, kk > 0);
   }
   wgmma_commit();
 }
@@ -151,24 +164,23 @@ __device__ __forceinline__ float store_energies(const float (&sum)[2][2], const 
 }
 
 /* The first half of a stage: each key's reference and this thread's sums over half 0.
-   Where some row does not count a scored key (kMasked), both halves have completed and the
-   reference is the key's maximum over the counted scores of both. Else it is the key's score
-   on the tile's first row: a sum of exp2 in f32 needs a reference only near enough that no
-   term overflows, and the first row's term, 1, keeps the sum from underflowing. That saves
-   the maximum's FMNMX and shuffles, so that the exponentials start as soon as the product
-   has completed. Where a sum may overflow (scores of a key more than about 120 / scale_log2
+   Where some row does not count a scored key (kMasked), the reference is the key's maximum
+   over half 0's counted scores (0 where there are none). Else it is the key's score on the
+   tile's first row: a sum of exp2 in f32 needs a reference only near enough that no term
+   overflows, and the first row's term, 1, keeps the sum from underflowing. That saves the
+   maximum's FMNMX and shuffles, so that the exponentials start as soon as the product has
+   completed. Where a sum may overflow (scores of a key more than about 120 / scale_log2
    apart) or a score is not finite, the warp takes half 0's maximum after all. */
 template <bool kMasked>
 __device__ __forceinline__ void score_first_half(float (&sum)[2][2], float (&ref)[2], const HalfScores &d0,
-                                                 const HalfScores &d1, const int *row_last, int k0, float scale_log2) {
+                                                 const int *row_last, int k0, float scale_log2) {
+  auto at_max = [&](int k) {
+    const float m = quad_max(half_max<kMasked>(d0, row_last, k0, 0, k));
+    return m == -INFINITY ? 0.0f : m * scale_log2;
+  };
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-    if constexpr (kMasked) {
-      const float m = quad_max(fmaxf(half_max<true>(d0, row_last, k0, 0, k), half_max<true>(d1, row_last, k0, 1, k)));
-      ref[k] = m == -INFINITY ? 0.0f : m * scale_log2;
-    } else {
-      ref[k] = __shfl_sync(0xffffffffu, d0[0][2 * k], threadIdx.x % 32 & ~3) * scale_log2;
-    }
+    ref[k] = kMasked ? at_max(k) : __shfl_sync(0xffffffffu, d0[0][2 * k], threadIdx.x % 32 & ~3) * scale_log2;
     sum[k][0] = sum[k][1] = 0.0f;
     add_half<kMasked>(sum[k], d0, row_last, k0, 0, k, scale_log2, ref[k]);
   }
@@ -176,32 +188,37 @@ __device__ __forceinline__ void score_first_half(float (&sum)[2][2], float (&ref
     if (!__any_sync(0xffffffffu, sums_unsafe(sum))) return;
 #pragma unroll
     for (int k = 0; k < 2; k++) {
-      ref[k] = quad_max(half_max<false>(d0, row_last, k0, 0, k)) * scale_log2;
+      ref[k] = at_max(k);
       sum[k][0] = sum[k][1] = 0.0f;
       add_half<false>(sum[k], d0, row_last, k0, 0, k, scale_log2, ref[k]);
     }
   }
 }
 
-/* The second half: half 1's terms added to the sums against the same reference. Where a sum
-   may overflow, the warp moves each key's reference to the larger of it and half 1's
-   maximum, rescales half 0's part and adds half 1's again. */
+/* The second half: half 1's terms added to the sums. Unmasked, against the first half's
+   reference, unless a sum may overflow. Masked, or where one may: each key's reference
+   moves to the larger of the first half's (where that half counted a score) and half 1's
+   maximum, the first half's part is rescaled to it, and half 1's terms are added against
+   it. */
 template <bool kMasked>
 __device__ __forceinline__ void score_second_half(float (&sum)[2][2], float (&ref)[2], const HalfScores &d1,
                                                   const int *row_last, int k0, float scale_log2) {
   const float first[2] = {sum[0][0] + sum[0][1], sum[1][0] + sum[1][1]};
-#pragma unroll
-  for (int k = 0; k < 2; k++) add_half<kMasked>(sum[k], d1, row_last, k0, 1, k, scale_log2, ref[k]);
   if constexpr (!kMasked) {
-    if (!__any_sync(0xffffffffu, sums_unsafe(sum))) return;
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
-      const float r = fmaxf(ref[k], quad_max(half_max<false>(d1, row_last, k0, 1, k)) * scale_log2);
-      sum[k][0] = first[k] * ex2_approx(ref[k] - r);
-      sum[k][1] = 0.0f;
-      ref[k] = r;
-      add_half<false>(sum[k], d1, row_last, k0, 1, k, scale_log2, r);
-    }
+    for (int k = 0; k < 2; k++) add_half<false>(sum[k], d1, row_last, k0, 1, k, scale_log2, ref[k]);
+    if (!__any_sync(0xffffffffu, sums_unsafe(sum))) return;
+  }
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+    const bool counted = first[k] != 0.0f; /* a NaN counts, and stays */
+    const float r = fmaxf(counted ? ref[k] : -INFINITY,
+                          quad_max(half_max<kMasked>(d1, row_last, k0, 1, k)) * scale_log2);
+    const float to = r == -INFINITY ? 0.0f : r; /* no score counted in either half */
+    sum[k][0] = counted ? first[k] * ex2_approx(ref[k] - to) : 0.0f;
+    sum[k][1] = 0.0f;
+    ref[k] = to;
+    add_half<kMasked>(sum[k], d1, row_last, k0, 1, k, scale_log2, to);
   }
 }
 
@@ -214,33 +231,38 @@ enum QSource { kQByCpAsync, kQByTma, kQConverted };
    q8 at the same offsets. Thread t takes 16-byte column t % 16 of rows t / 16 + 8 j, so that
    a half-warp reads 256 contiguous bytes and writes 128; rows past the tile are zero. Packed
    row R is head h g + R % g of position R / g, stepped by 8 rows with no division. */
+template <int kBatches>
 __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const SelectArgs &a, const SelectSegment &sg) {
-  constexpr int kRowsPerThread = kTileRows * 16 / kSelThreads;
+  constexpr int kRowsPerThread = kTileRows * 16 / kSelThreads, kPerBatch = kRowsPerThread / kBatches;
   const fp2_params &p = a.p;
   const int col = threadIdx.x % 16, r0 = threadIdx.x / 16, g = sg.g;
   const int R = sg.tl.row_begin + r0;
   int pos = a.cu_q[sg.s] + R / g, head = sg.h * g + R % g;
   const __nv_bfloat16 *q = static_cast<const __nv_bfloat16 *>(a.q);
-  size_t off[kRowsPerThread];
-  uint4 raw[kRowsPerThread];
-#pragma unroll
-  for (int j = 0; j < kRowsPerThread; j++) {
-    off[j] = ((size_t)pos * p.hq + head) * kD + col * 8;
-    raw[j] = r0 + 8 * j < sg.nrows ? __ldg(reinterpret_cast<const uint4 *>(q + off[j])) : make_uint4(0, 0, 0, 0);
-    pos += 8 / g;
-    head += 8 % g;
-    if (head >= (sg.h + 1) * g) {
-      head -= g;
-      pos++;
-    }
-  }
   const float inverse = e4m3_inverse(a.scales[0]);
 #pragma unroll
-  for (int j = 0; j < kRowsPerThread; j++) {
-    const int r = r0 + 8 * j;
-    const uint2 codes = e4m3_codes8(raw[j], inverse);
-    *reinterpret_cast<uint2 *>(tile + r * 128 + ((col / 2) ^ (r % 8)) * 16 + (col % 2) * 8) = codes;
-    if (r < sg.nrows) *reinterpret_cast<uint2 *>(a.q8 + off[j]) = codes;
+  for (int b = 0; b < kBatches; b++) {
+    size_t off[kPerBatch];
+    uint4 raw[kPerBatch];
+#pragma unroll
+    for (int j = 0; j < kPerBatch; j++) {
+      off[j] = ((size_t)pos * p.hq + head) * kD + col * 8;
+      raw[j] = r0 + 8 * (b * kPerBatch + j) < sg.nrows ? __ldg(reinterpret_cast<const uint4 *>(q + off[j]))
+                                                        : make_uint4(0, 0, 0, 0);
+      pos += 8 / g;
+      head += 8 % g;
+      if (head >= (sg.h + 1) * g) {
+        head -= g;
+        pos++;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPerBatch; j++) {
+      const int r = r0 + 8 * (b * kPerBatch + j);
+      const uint2 codes = e4m3_codes8(raw[j], inverse);
+      *reinterpret_cast<uint2 *>(tile + r * 128 + ((col / 2) ^ (r % 8)) * 16 + (col % 2) * 8) = codes;
+      if (r < sg.nrows) *reinterpret_cast<uint2 *>(a.q8 + off[j]) = codes;
+    }
   }
 }
 
@@ -276,7 +298,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     }
     for (int c = 0; c < n && c < kStages; c++) load_keys(c);
   }
-  if (q_source == kQConverted) convert_q_tile(sm.q, a, sg);
+  if (q_source == kQConverted) convert_q_tile<Prec::q_batches>(sm.q, a, sg);
   if (q_source == kQByCpAsync) {
     const unsigned char *q = static_cast<const unsigned char *>(a.q);
     cp_async_rows_sw128<kD * Prec::elem, kSelThreads>(
@@ -294,59 +316,83 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   const float scale_log2 = sq * sk * rsqrtf((float)kD) * kLog2e;
   const int full_end = select_full_end(sg);
   float l_max = -INFINITY;
-  auto issue = [&](int c, HalfScores &d, int h) {
+  using Scores = typename Prec::Scores;
+  auto issue = [&](int c, Scores &d, int h) {
     if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
     issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
   };
-  /* Products in flight, in the order issued: half 0 of stage c, half 1 of c, half 0 of c + 1
-     and so on, at most two at once. Half 0 of stage c + 1 is issued as soon as half 0 of c
-     has been summed, and runs under half 1's exponentials. The last stage is a step of its
-     own (kLast: nothing to issue), so that every path through a step issues and waits alike
-     and ptxas can follow which product each wait completes; it waits for both halves at
-     once, since with a wait for one there ptxas (CUDA 13.0) serialises every wgmma. */
-  HalfScores d0, d1;
-  auto step = [&](int c, auto last) {
-    constexpr bool kLast = decltype(last)::value;
-    const int j0 = c * kStageKeys, k0 = stage_key0(j0);
-    /* Only a stage with a scored key that some row does not count needs the mask: where every
-       row counts every scored block (a full tile inside one block, as every full tile is for
-       g = 1, 2, 4, 8), the last stage's keys past nscored are scored but never stored. */
-    const bool masked = min(j0 + kStageKeys, sg.tl.nscored) > full_end;
-    float sum[2][2], ref[2];
-    if (masked) {
-      wgmma_wait<0>();
-      wgmma_hold(d0);
-      wgmma_hold(d1);
-      score_first_half<true>(sum, ref, d0, d1, sm.row_last, k0, scale_log2);
-    } else {
-      if constexpr (kLast)
-        wgmma_wait<0>();
-      else
-        wgmma_wait<1>();
-      wgmma_hold(d0);
-      score_first_half<false>(sum, ref, d0, d1, sm.row_last, k0, scale_log2);
-    }
-    if constexpr (!kLast) {
-      issue(c + 1, d0, 0);
-      wgmma_wait<1>();
-    } else {
-      wgmma_wait<0>();
-    }
-    wgmma_hold(d1);
-    __syncthreads(); /* every warp's products of stage c have completed: the stage is refilled */
+  auto release = [&](int c) { /* every warp's products of stage c have completed */
+    __syncthreads();
     if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
-    if (masked)
-      score_second_half<true>(sum, ref, d1, sm.row_last, k0, scale_log2);
-    else
-      score_second_half<false>(sum, ref, d1, sm.row_last, k0, scale_log2);
-    l_max = fmaxf(l_max, store_energies(sum, ref, k0, sg.tl.nscored, sg.slot));
-    if constexpr (!kLast) issue(c + 1, d1, 1);
   };
-  if (n > 0) {
+  /* Only a stage with a scored key that some row does not count needs the mask: where every
+     row counts every scored block (a full tile inside one block, as every full tile is for
+     g = 1, 2, 4, 8), the last stage's keys past nscored are scored but never stored. */
+  auto masked = [&](int c) { return min((c + 1) * kStageKeys, sg.tl.nscored) > full_end; };
+  float sum[2][2], ref[2]; /* a stage's, from its first half to its second */
+  auto first_half = [&](int c, const HalfScores &d) {
+    const int k0 = stage_key0(c * kStageKeys);
+    if (masked(c))
+      score_first_half<true>(sum, ref, d, sm.row_last, k0, scale_log2);
+    else
+      score_first_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
+  };
+  auto second_half = [&](int c, const HalfScores &d) {
+    const int k0 = stage_key0(c * kStageKeys);
+    if (masked(c))
+      score_second_half<true>(sum, ref, d, sm.row_last, k0, scale_log2);
+    else
+      score_second_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
+    l_max = fmaxf(l_max, store_energies(sum, ref, k0, sg.tl.nscored, sg.slot));
+  };
+  if constexpr (kFp8) { /* half-tile products, one at a time */
+    Scores d;
+    for (int c = 0; c < n; c++) {
+      issue(c, d, 0);
+      wgmma_wait<0>();
+      wgmma_hold(d);
+      first_half(c, d);
+      issue(c, d, 1);
+      wgmma_wait<0>();
+      wgmma_hold(d);
+      release(c);
+      second_half(c, d);
+    }
+  } else if (n > 0) {
+    /* Whole-tile products on two accumulators, stage c + 1's issued before stage c's
+       exponentials; straight-line steps, every issue waited for on every path, so that
+       ptxas can follow which product each wait completes. */
+    Scores d0, d1;
+    auto finish = [&](int c, const Scores &d) {
+      release(c);
+      first_half(c, half_of(d, 0));
+      second_half(c, half_of(d, 1));
+    };
     issue(0, d0, 0);
-    issue(0, d1, 1);
-    for (int c = 0; c + 1 < n; c++) step(c, std::false_type{});
-    step(n - 1, std::true_type{});
+    int c = 0;
+    for (; c + 2 < n; c += 2) {
+      issue(c + 1, d1, 0);
+      wgmma_wait<1>();
+      wgmma_hold(d0);
+      finish(c, d0);
+      issue(c + 2, d0, 0);
+      wgmma_wait<1>();
+      wgmma_hold(d1);
+      finish(c + 1, d1);
+    }
+    if (c + 1 < n) { /* stages c and c + 1 are left */
+      issue(c + 1, d1, 0);
+      wgmma_wait<1>();
+      wgmma_hold(d0);
+      finish(c, d0);
+      wgmma_wait<0>();
+      wgmma_hold(d1);
+      finish(c + 1, d1);
+    } else { /* stage c is left */
+      wgmma_wait<0>();
+      wgmma_hold(d0);
+      finish(c, d0);
+    }
   }
   write_warp_max(a, sg, l_max);
 #else
