@@ -4,24 +4,25 @@
    heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
    128 (by cp.async otherwise: a tile then starts inside a position's heads); FP8 from bf16
    Q, the CTA converts its tile as it stages it and writes the codes out; the pooled
-   keys come by TMA in stages of 64 on mbarriers. A stage is two wgmma products, one per half
-   of the Q tile, S^T = K̄ Q^T (keys as M, 64 of the tile's rows as N; FP8: e4m3 wgmma on the
-   codes, no conversion), so that each thread holds two keys x 16 rows of a half and a key's
+   keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
+   as M, the tile's rows as N; FP8: e4m3 wgmma on the codes, no conversion), so that a key's
    maximum and sum over the tile's rows stay within its lane quad: no cross-warp
-   combination. The product of one half runs on the tensor cores while the other half's
-   exponentials run on the MUFU, within one 64-key x 128-row accumulator's registers: BF16
-   at 3 CTAs per SM (as shared memory allows), FP8 at 4 (128 registers). A stage is refilled
-   as soon as both its products have completed. A key's energy goes to the segment's
-   scratch as a log2 value against a reference of its own (its score on the tile's first
-   row where every row counts the stage, else its maximum; select_tile.cuh); select_csr.cu
-   thresholds after.
+   combination. BF16 takes a stage in one product (two keys x 32 rows a thread) and issues
+   stage c + 1's before stage c's exponentials; FP8 takes it in two products of half the
+   rows each, one after the other, on half the registers, so that twice the CTAs fit
+   (SelPrec). Either way a stage is scored half by half (two keys x 16 rows a thread). A
+   stage is refilled as soon as its products have completed. A key's energy goes to the
+   segment's scratch as a log2 value against a reference of its own (its score on the
+   tile's first row where every row counts the stage, else a maximum; select_tile.cuh);
+   select_csr.cu thresholds after.
    At 128K on the H200 (kernels/NOTES.md): v1 (stages of 128 keys as two products, the
    second overlapping only the first one's exponentials; 2 CTAs per SM in BF16) 2.48 ms in
    BF16 and 1.49 in FP8 (the portable kernel: 2.05 and 2.06); v2 (this pipeline, Q by
    cp.async) 1.91 and 1.40; v3 (Q by TMA) 1.49 and 1.20, then 1.32 and 1.11 with the CSR
    built apart; v4 (the first row's reference) 1.21 and 1.02; v5 (the mask only where a
    row does not count a scored key) FP8 1.33 → 1.29 with Q converted here, then FP8 on one
-   accumulator at 4 CTAs per SM 1.29 → 1.12; v6 (the halves overlapped) see NOTES. */
+   accumulator at 4 CTAs per SM 1.29 → 1.12; v7 (FP8 on half-tile products at 8 CTAs per
+   SM) 1.12 → 1.02. */
 #include <float.h>
 #include <string.h>
 
@@ -46,13 +47,15 @@ static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory t
      one product against the whole tile, and the next stage's product runs under this
      one's exponentials: two accumulators, 168 registers.
    - FP8: a stage is two products of half the tile's rows each, one after the other on one
-     half's registers, so that 5 CTAs fit (three stages of 8 KB, 96 registers): more warps
-     instead of the overlap. */
+     half's registers, so that 8 CTAs fit (one stage of 8 KB, 64 registers, Q converted in
+     two batches of loads): more warps instead of the overlap and the prefetch. On the H200
+     at 128K, 5 CTAs (three stages) took 1.09 ms, 6 (two) 1.05 and 8 1.02, against 1.12 for
+     v5's 4 CTAs on whole-tile products (kernels/NOTES.md). */
 template <bool kFp8>
 struct SelPrec : Sm90Operand<kFp8> {
   static constexpr int stage_bytes = Sm90Operand<kFp8>::halves * kStageKeys * 128;
-  static constexpr int stages = kFp8 ? 3 : 2;
-  static constexpr int ctas_per_sm = kFp8 ? 5 : 3;
+  static constexpr int stages = kFp8 ? 1 : 2;
+  static constexpr int ctas_per_sm = kFp8 ? 8 : 3;
   static constexpr int q_batches = 2; /* FP8: Q's rows converted in this many batches of loads */
   static constexpr int product_rows = kFp8 ? kTileRows / 2 : kTileRows;
   using Scores = float[product_rows / 8][4];
@@ -211,7 +214,12 @@ __device__ __forceinline__ void score_second_half(float (&sum)[2][2], float (&re
   }
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-    const bool counted = first[k] != 0.0f; /* a NaN counts, and stays */
+    /* Over the quad, so that its four lanes move to one reference (a lane's own part may have
+       underflowed to 0); a NaN counts, and stays. */
+    float in_quad = first[k];
+    in_quad += __shfl_xor_sync(0xffffffffu, in_quad, 1);
+    in_quad += __shfl_xor_sync(0xffffffffu, in_quad, 2);
+    const bool counted = in_quad != 0.0f;
     const float r = fmaxf(counted ? ref[k] : -INFINITY,
                           quad_max(half_max<kMasked>(d1, row_last, k0, 1, k)) * scale_log2);
     const float to = r == -INFINITY ? 0.0f : r; /* no score counted in either half */
