@@ -59,18 +59,24 @@ __device__ __forceinline__ void cp_async_rows_sw128(unsigned char *tile, int r0,
   }
 }
 
+/* A descriptor moved on by bytes (a multiple of 16): its start field holds the shared
+   address / 16, and shared addresses stay below 2^18, so that no carry leaves the field. A
+   tile's slices are then one addition each on the tile's descriptor, which the compiler
+   can compute once; with the address masked per slice it could not. */
+__device__ __forceinline__ uint64_t desc_advance(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
+
 /* The 16-column slice k (0..7) of the 64 rows starting at row0 (a multiple of 8) of a tile
    read K-major, rows being M or N and columns the reduction: Q and K in S = Q K^T. A tile
    of kRows rows has its 64-column halves kRows * 128 bytes apart. */
 template <int kRows = kTileRowsSm90>
 __device__ __forceinline__ uint64_t desc_kmajor(const unsigned char *tile, int row0, int k) {
-  return smem_desc_sw128(tile + (k / 4) * kRows * 128 + row0 * 128 + (k % 4) * 32, 0, 1024);
+  return desc_advance(smem_desc_sw128(tile, 0, 1024), (k / 4) * kRows * 128 + row0 * 128 + (k % 4) * 32);
 }
 
 /* Rows 16k .. 16k + 15 (the reduction) of a tile read MN-major, all 128 columns as N: V in
    O = P V. Along N the two halves are kHalfBytes apart, along K 8-row groups 1024 bytes. */
 __device__ __forceinline__ uint64_t desc_mnmajor(const unsigned char *tile, int k) {
-  return smem_desc_sw128(tile + k * 16 * 128, kHalfBytes, 1024);
+  return desc_advance(smem_desc_sw128(tile, kHalfBytes, 1024), k * 16 * 128);
 }
 
 }  // namespace fp2
