@@ -180,8 +180,9 @@ size_t fp2_select_workspace_bytes(const fp2_plan *plan);
    cores: bf16 (both kernels) and FP8 on the portable one (codes exact in f16) give exact
    products summed in f32; FP8 on sm90 is e4m3 wgmma, whose accumulator keeps about 14 bits.
    Energies are sums in f32 of ex2.approx (relative error near 2^-22) against a per-key
-   reference (sm90: the key's score on the tile's first row, or its maximum where that would
-   overflow or a row does not count the key) or per-group maxima (portable), kept as log2
+   reference (sm90: the key's score on the tile's first row, or a maximum of its scores
+   over half the tile's rows, the second half's part rescaled onto the first's, where that
+   would overflow or a row does not count the key) or per-group maxima (portable), kept as log2
    values; a block is kept when its log2 energy is >= the tile's largest + log2(alpha).
    check --backend gpu holds the index to the oracle on the same rounded K̄ with flips
    allowed within 1e-4 (BF16) or 5e-3 (FP8) of the threshold. */
