@@ -23,7 +23,6 @@
    row does not count a scored key) FP8 1.33 → 1.29 with Q converted here, then FP8 on one
    accumulator at 4 CTAs per SM 1.29 → 1.12; v7 (FP8 on half-tile products at 8 CTAs per
    SM) 1.12 → 1.02. */
-#include <float.h>
 #include <string.h>
 
 #include "cuda_check.h"
@@ -76,9 +75,8 @@ struct SelSmem {
    8i..8i+7). */
 using HalfScores = float[8][4];
 
-template <int N>
-__device__ __forceinline__ const HalfScores &half_of(const float (&d)[N][4], int h) {
-  return *reinterpret_cast<const HalfScores *>(&d[N == 16 ? 8 * h : 0]);
+__device__ __forceinline__ const HalfScores &half_of(const float (&d)[16][4], int h) {
+  return *reinterpret_cast<const HalfScores *>(&d[8 * h]);
 }
 
 /* d (64 keys x the product's rows: the whole tile, or half h of it in FP8) = K̄ Q^T of one
@@ -103,7 +101,7 @@ __device__ __forceinline__ void issue_scores(typename SelPrec<kFp8>::Scores &d, 
 __device__ __forceinline__ int stage_key0(int j0) { return j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4; }
 
 /* Score (i, e) of half h as a key sees it: kMasked counts a score past its row's last block
-   as -inf. d is only read: the other half's product is in flight, and writing the
+   as -inf. d is only read: in BF16 the next stage's product is in flight, and writing the
    registers of a wgmma accumulator meanwhile makes ptxas serialise every wgmma. */
 template <bool kMasked>
 __device__ __forceinline__ float score_at(const HalfScores &d, const int *row_last, int k0, int h, int i, int e) {
@@ -122,9 +120,15 @@ __device__ __forceinline__ float half_max(const HalfScores &d, const int *row_la
   return m;
 }
 
+/* Over a lane quad (the four lanes that hold one key's rows). */
 __device__ __forceinline__ float quad_max(float m) {
   m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
   return fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+}
+
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
 /* Adds exp2(s * scale_log2 - ref) of key k's 16 scores of half h to this thread's two sums
@@ -153,9 +157,7 @@ __device__ __forceinline__ float store_energies(const float (&sum)[2][2], const 
   float l_max = -INFINITY;
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-    float e = sum[k][0] + sum[k][1];
-    e += __shfl_xor_sync(0xffffffffu, e, 1);
-    e += __shfl_xor_sync(0xffffffffu, e, 2);
+    const float e = quad_sum(sum[k][0] + sum[k][1]);
     const int j = k0 + 8 * k;
     if (threadIdx.x % 4 == 0 && j < nscored) {
       const float l = log2_energy(e, ref[k]);
@@ -216,10 +218,7 @@ __device__ __forceinline__ void score_second_half(float (&sum)[2][2], float (&re
   for (int k = 0; k < 2; k++) {
     /* Over the quad, so that its four lanes move to one reference (a lane's own part may have
        underflowed to 0); a NaN counts, and stays. */
-    float in_quad = first[k];
-    in_quad += __shfl_xor_sync(0xffffffffu, in_quad, 1);
-    in_quad += __shfl_xor_sync(0xffffffffu, in_quad, 2);
-    const bool counted = in_quad != 0.0f;
+    const bool counted = quad_sum(first[k]) != 0.0f;
     const float r = fmaxf(counted ? ref[k] : -INFINITY,
                           quad_max(half_max<kMasked>(d1, row_last, k0, 1, k)) * scale_log2);
     const float to = r == -INFINITY ? 0.0f : r; /* no score counted in either half */
