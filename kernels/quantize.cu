@@ -14,12 +14,22 @@ constexpr int kThreads = 256;
 constexpr int kVec = 8; /* bf16 values per 16-byte load */
 
 /* Calls f(i, raw) for the 16-byte loads raw = x[i .. i + 8) and then tail(i) for each of the
-   last n % 8 values, over a grid-stride loop. */
+   last n % 8 values, over a grid-stride loop that has kInFlight loads of a thread in flight
+   at once: one at a time leaves too few bytes in flight for the copy rate. */
 template <typename F, typename T>
 __device__ __forceinline__ void for_each_vec(const __nv_bfloat16 *x, size_t n, F f, T tail) {
+  constexpr int kInFlight = 4;
+  const uint4 *vec = reinterpret_cast<const uint4 *>(x);
   const size_t nvec = n / kVec, stride = (size_t)gridDim.x * kThreads;
-  for (size_t v = blockIdx.x * (size_t)kThreads + threadIdx.x; v < nvec; v += stride)
-    f(v * kVec, reinterpret_cast<const uint4 *>(x)[v]);
+  size_t v = blockIdx.x * (size_t)kThreads + threadIdx.x;
+  for (; v + (kInFlight - 1) * stride < nvec; v += kInFlight * stride) {
+    uint4 raw[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; u++) raw[u] = vec[v + u * stride];
+#pragma unroll
+    for (int u = 0; u < kInFlight; u++) f((v + u * stride) * kVec, raw[u]);
+  }
+  for (; v < nvec; v += stride) f(v * kVec, vec[v]);
   for (size_t i = nvec * kVec + blockIdx.x * (size_t)kThreads + threadIdx.x; i < n; i += stride) tail(i);
 }
 
