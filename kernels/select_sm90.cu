@@ -27,7 +27,6 @@
 
 #include "cuda_check.h"
 #include "e4m3.cuh"
-#include "ex2_poly.h"
 #include "select_tile.cuh"
 #include "sm90_device.h"
 #include "sm90_shape.h"
@@ -36,10 +35,6 @@
 
 namespace fp2 {
 namespace {
-
-#ifndef FP2_SELECT_POLY_EVERY
-#define FP2_SELECT_POLY_EVERY 8
-#endif
 
 constexpr int kD = FP2_SM90_DIM;
 constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
@@ -136,11 +131,6 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-/* Of an unmasked half's exponentials, those of every kPolyEvery-th i go to the FMA pipe
-   (ex2_poly.h), the rest to MUFU: MUFU is the busiest pipe while issue slots stay idle. The
-   masked halves stay on MUFU, for exp2(-inf) = 0. */
-constexpr int kPolyEvery = FP2_SELECT_POLY_EVERY;
-
 /* Adds exp2(s * scale_log2 - ref) of key k's 16 scores of half h to this thread's two sums
    (even and odd rows; masked scores add exp2(-inf) = 0). */
 template <bool kMasked>
@@ -148,12 +138,8 @@ __device__ __forceinline__ void add_half(float (&sum)[2], const HalfScores &d, c
                                          int k, float scale_log2, float ref) {
 #pragma unroll
   for (int i = 0; i < 8; i++) {
-    const bool poly = !kMasked && kPolyEvery > 0 && i % kPolyEvery == kPolyEvery - 1;
-#pragma unroll
-    for (int e = 0; e < 2; e++) {
-      const float x = fmaf(score_at<kMasked>(d, row_last, k0, h, i, 2 * k + e), scale_log2, -ref);
-      sum[e] += poly ? fp2_ex2_poly(x) : ex2_approx(x);
-    }
+    sum[0] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, h, i, 2 * k), scale_log2, -ref));
+    sum[1] += ex2_approx(fmaf(score_at<kMasked>(d, row_last, k0, h, i, 2 * k + 1), scale_log2, -ref));
   }
 }
 

@@ -1,9 +1,7 @@
-/* bf16, f16 and e4m3 conversions against known encodings, and exhaustive round trips; the
-   select's polynomial exp2 (ex2_poly.h) against exp2. */
+/* bf16, f16 and e4m3 conversions against known encodings, and exhaustive round trips. */
 #include <math.h>
 #include <stdint.h>
 
-#include "ex2_poly.h"
 #include "numeric.h"
 #include "testing.h"
 
@@ -74,30 +72,11 @@ static void f16_values(void) {
   }
 }
 
-/* Within 8e-5 of exp2 over its range, in steps of 2^-10 (plus the integers and half-integers,
-   where the cubic's error peaks); clamped outside it; NaN kept. */
-static void ex2_poly_values(void) {
-  double worst = 0.0;
-  for (int n = -126 * 1024; n <= 127 * 1024; n++) {
-    const float x = (float)n / 1024.0f;
-    const double rel = fabs((double)fp2_ex2_poly(x) / exp2((double)x) - 1.0);
-    if (rel > worst) worst = rel;
-  }
-  EXPECT_MSG(worst < 8e-5, "ex2_poly: relative error %.3g over [-126, 127]", worst);
-  EXPECT(fabsf(fp2_ex2_poly(0.0f) - 1.0f) < 8e-5f);
-  EXPECT(fp2_ex2_poly(-200.0f) > 0.0f && fp2_ex2_poly(-200.0f) <= 0x1.01p-126f);
-  EXPECT(fp2_ex2_poly(-INFINITY) == fp2_ex2_poly(-126.0f));
-  EXPECT(fp2_ex2_poly(1e30f) >= 0x1p126f && isfinite(fp2_ex2_poly(1e30f)));
-  EXPECT(fp2_ex2_poly(INFINITY) >= 0x1p126f);
-  EXPECT(isnan(fp2_ex2_poly(NAN)));
-}
-
 int main(void) {
   e4m3_known_values();
   e4m3_round_trip();
   bf16_values();
   f16_values();
-  ex2_poly_values();
   EXPECT(fp8_scale_from_amax(448.0f) == 1.0f);
   EXPECT(fp8_scale_from_amax(0.0f) == 1.0f);
   return test_result("test_numeric");
