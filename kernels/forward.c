@@ -7,7 +7,8 @@
 
    The workspace, regions in this order, each starting on a 256-byte boundary (sizes for
    nq = total_q·hq·dim, nk = total_k·hkv·dim, np = hkv·total_blocks·dim):
-     q8, k8, v8       nq, nk, nk bytes     FP8 only: e4m3 codes
+     q8, k8, v8       nq, nk, nk bytes     FP8 only: e4m3 codes (v8: none where the values
+                                          go transposed to the attend workspace instead)
      scales           3 floats             FP8 only: q, k, v
      amax             3 words              FP8 only: the amax pass's scratch
      k_mean, v_mean   4·np bytes each      f32 means
@@ -32,13 +33,20 @@ enum {
   R_SCRATCH, R_COUNTS, R_OFFSETS, R_INDICES, R_SELECT, R_ATTEND, R_COUNT
 };
 
+/* FP8 on the sm90 kernel: the pool writes V's codes transposed into the attend workspace,
+   which the attention reads, and no row-major copy (134 MB at 128K, 32:8). */
+static int values_transposed(const fp2_params *p) {
+  return p->dtype == FP2_FP8 && p->kernel == FP2_KERNEL_SM90 && fp2_sm90_supports_shape(p) == FP2_OK;
+}
+
 /* Each region's offset in the workspace (at) and size (bytes); returns the total. */
 static size_t layout(const fp2_params *p, const fp2_plan *plan, size_t at[R_COUNT], size_t bytes[R_COUNT]) {
   const int fp8 = p->dtype == FP2_FP8;
   const size_t nq = (size_t)plan->total_q * p->hq * p->dim, nk = (size_t)plan->total_k * p->hkv * p->dim;
   const size_t np = (size_t)p->hkv * plan->total_blocks * p->dim;
   bytes[R_Q8] = fp8 ? nq : 0;
-  bytes[R_K8] = bytes[R_V8] = fp8 ? nk : 0;
+  bytes[R_K8] = fp8 ? nk : 0;
+  bytes[R_V8] = fp8 && !values_transposed(p) ? nk : 0;
   bytes[R_SCALES] = fp8 ? 3 * sizeof(float) : 0;
   bytes[R_AMAX] = fp8 ? 3 * sizeof(unsigned) : 0;
   bytes[R_K_MEAN] = bytes[R_V_MEAN] = np * sizeof(float);
@@ -156,7 +164,7 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
   x.k = fp8 ? (const void *)x.w.k8 : in->k;
   x.v = fp8 ? (const void *)x.w.v8 : in->v;
   x.scales = fp8 ? x.w.scales : NULL;
-  x.vt = fp8 && p->kernel == FP2_KERNEL_SM90 && fp2_sm90_supports_shape(p) == FP2_OK ? x.w.attend_ws : NULL;
+  x.vt = values_transposed(p) ? x.w.attend_ws : NULL;
   x.offsets = in->offsets ? in->offsets : x.w.index.offsets;
   x.indices = in->indices ? in->indices : x.w.index.indices;
   for (int s = 0; s < FP2_STAGES; s++) {

@@ -153,7 +153,8 @@ fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t
    the bf16 inputs; FP8 converts them on the way (scales[1], scales[2] from fp2_scales_e4m3),
    writes their codes to k8 and v8 (8-byte aligned) and pools the codes' values. vt (FP8 with head dim
    and block 128, else NULL; 16-byte aligned): V's codes and V̄'s also written transposed,
-   as the sm90 kernel reads them, into fp2_attend's workspace, which then takes v = NULL. */
+   as the sm90 kernel reads them, into fp2_attend's workspace, which then takes v = NULL;
+   v8 may then be NULL, and V's codes go only there. */
 fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v, const float *scales,
                     float *k_mean, float *v_mean, void *kbar, void *vbar, uint8_t *k8, uint8_t *v8, uint8_t *vt,
                     cudaStream_t stream);

@@ -10,6 +10,7 @@
 #include <cuda_fp8.h>
 
 #include "tile_mma.cuh"
+#include "transpose_values.h"
 
 namespace fp2 {
 
@@ -47,9 +48,7 @@ __host__ __device__ constexpr int fp8_slot_key(int slot) {
   return 16 * (slot / 16) + 8 * ((slot % 4) / 2) + 2 * ((slot % 16) / 4) + slot % 2;
 }
 /* Its inverse: the slot of key (0 .. 31) key. */
-__host__ __device__ constexpr int fp8_key_slot(int key) {
-  return 16 * (key / 16) + 4 * ((key % 8) / 2) + 2 * ((key % 16) / 8) + key % 2;
-}
+__host__ __device__ constexpr int fp8_key_slot(int key) { return FP2_FP8_KEY_SLOT(key); }
 __host__ __device__ constexpr bool fp8_slots_invert() {
   for (int slot = 0; slot < 32; slot++)
     if (fp8_key_slot(fp8_slot_key(slot)) != slot) return false;

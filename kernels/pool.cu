@@ -4,7 +4,8 @@
    FP8 also converts K and V here (e4m3.cuh), as this pass reads them anyway: the codes are
    written, and the means are those of the codes' values, as the attention sees them.
    For the Hopper FP8 kernel it also writes V's codes and means transposed (the layout of
-   transpose_values.h), so that no later pass reads V again to turn it around.
+   transpose_values.h), so that no later pass reads V again to turn it around; fp2_forward
+   then gives no v8, and V's codes go only there.
    One CTA per (key block, KV head): 16 lanes of 16-byte loads per key row, 16 key rows at
    a time, partial sums in f32 combined through shared memory. Bandwidth-bound: reads K and
    V once. v1 (one thread per head dimension, one element a load, from the codes of a
@@ -34,7 +35,7 @@ struct PoolArgs {
   const float *scales;       /* FP8: [3], k and v at 1 and 2 */
   float *mean[2];
   void *bar[2];
-  uint8_t *codes[2];         /* FP8: k8, v8 */
+  uint8_t *codes[2];         /* FP8: k8, v8 (with vt, v8 may be NULL) */
   uint8_t *vt;               /* FP8, sm90 shape: V's codes and then V̄'s, transposed; else NULL */
 };
 
@@ -100,7 +101,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
         if (r + u * kRowsAtOnce >= count) break;
         if constexpr (kFp8) {
           const uint2 c = e4m3_codes8(raw[u], inverse);
-          *reinterpret_cast<uint2 *>(a.codes[x] + at[u]) = c;
+          if (!kVt || a.codes[x]) *reinterpret_cast<uint2 *>(a.codes[x] + at[u]) = c;
           if (kVt && x == 1) {
             const int row = r + u * kRowsAtOnce;
             *reinterpret_cast<uint2 *>(&vt_tile[vt_word(row, 2 * lane)]) = c;
@@ -168,7 +169,8 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
   const int fp8 = p->dtype == FP2_FP8;
   if (p->dim != 128 && p->dim != 64)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
-  if (fp8 && (!scales || !k8 || !v8)) return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k8 and v8");
+  if (fp8 && (!scales || !k8 || (!v8 && !vt)))
+    return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k8, and v8 or vt");
   if (vt && (!fp8 || p->dim != kVtRows || p->block != kVtRows))
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: transposed values are FP8 with head dim and block 128 only");
   if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k8 % 8 != 0 || (uintptr_t)v8 % 8 != 0 ||

@@ -9,6 +9,11 @@
 extern "C" {
 #endif
 
+/* The slot (0 .. 31) of key (0 .. 31) within its group of 32 columns: the order of the
+   probabilities in a thread's A registers (online_softmax.cuh's fp8_key_slot, and the host's
+   reading of the transposed values). */
+#define FP2_FP8_KEY_SLOT(key) (16 * ((key) / 16) + 4 * (((key) % 8) / 2) + 2 * (((key) % 16) / 8) + (key) % 2)
+
 /* Bytes of the two transposed tensors for plan (head dim 128, key block 128). */
 size_t fp2_transposed_values_bytes(const fp2_params *p, const fp2_plan *plan);
 

@@ -31,7 +31,7 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel) {
   const region r[] = {
       {"q8", (uintptr_t)w.q8, fp8 ? nq : 0},
       {"k8", (uintptr_t)w.k8, fp8 ? nk : 0},
-      {"v8", (uintptr_t)w.v8, fp8 ? nk : 0},
+      {"v8", (uintptr_t)w.v8, fp8 && kernel != FP2_KERNEL_SM90 ? nk : 0}, /* sm90: V^T in attend_ws */
       {"scales", (uintptr_t)w.scales, fp8 ? 3 * sizeof(float) : 0},
       {"amax", (uintptr_t)w.amax, fp8 ? sizeof(unsigned) : 0},
       {"k_mean", (uintptr_t)w.k_mean, np * 4},

@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "numeric.h"
+#include "transpose_values.h"
 
 int operands_upload(void *dev, const float *x, size_t n, int fp8, char *err) {
   const size_t bytes = n * (fp8 ? 1 : 2);
@@ -43,6 +44,32 @@ float *operands_download(const void *dev, size_t n, int fp8, char *err) {
 #pragma omp parallel for schedule(static)
       for (size_t i = 0; i < n; i++) out[i] = bf16_to_f32(((const uint16_t *)host)[i]);
     }
+  }
+  free(host);
+  return out;
+}
+
+float *values_download_transposed(const void *vt, const fp2_params *p, const fp2_plan *plan, int batch,
+                                  const int *lk, char *err) {
+  const size_t pitch = (size_t)128 * plan->total_blocks, bytes = (size_t)p->hkv * 128 * pitch;
+  uint8_t *host = xmalloc(bytes ? bytes : 1);
+  cudaError_t e = cudaMemcpy(host, vt, bytes, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    err_set(err, "copying the transposed values back failed: %s", cudaGetErrorString(e));
+    free(host);
+    return NULL;
+  }
+  float *out = xmalloc(sizeof(float) * ((size_t)plan->total_k * p->hkv * 128 + 1));
+  size_t row = 0, block0 = 0; /* the sequence's first key row and first key block */
+  for (int s = 0; s < batch; s++) {
+    for (int key = 0; key < lk[s]; key++, row++) {
+      const int in_block = key % 128;
+      const size_t column = 128 * (block0 + (size_t)key / 128) + 32 * (in_block / 32) + FP2_FP8_KEY_SLOT(in_block % 32);
+      for (int h = 0; h < p->hkv; h++)
+        for (int d = 0; d < 128; d++)
+          out[(row * p->hkv + h) * 128 + d] = e4m3_to_f32(host[((size_t)h * 128 + d) * pitch + column]);
+    }
+    block0 += ((size_t)lk[s] + 127) / 128;
   }
   free(host);
   return out;

@@ -54,6 +54,7 @@ static int run_once(const problem *pb, const fp2_params *p, const pipeline_confi
   CUDA_GOTO(cudaMemset(d->o, 0xff, nq * 2), fail);
   CUDA_GOTO(cudaMemset(w->k_mean, 0xff, npooled * 4), fail);
   CUDA_GOTO(cudaMemset(w->v_mean, 0xff, npooled * 4), fail);
+  if (w->attend_ws) CUDA_GOTO(cudaMemset(w->attend_ws, 0xff, w->attend_ws_bytes), fail); /* FP8's V^T: NaN codes */
   if (!forced) {
     CUDA_GOTO(cudaMemset(w->index.offsets, 0xff, sizeof(int) * ((size_t)plan->nseg + 1)), fail);
     CUDA_GOTO(cudaMemset(w->index.indices, 0xff, sizeof(int) * (size_t)plan->capacity), fail);
@@ -100,7 +101,9 @@ static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_bu
   if (fp8) {
     if (!(out->gpu.q_op = operands_download(w->q8, nq, 1, err))) return -1;
     if (!(out->gpu.k_op = operands_download(w->k8, nk, 1, err))) return -1;
-    if (!(out->gpu.v_op = operands_download(w->v8, nk, 1, err))) return -1;
+    out->gpu.v_op = w->v8 ? operands_download(w->v8, nk, 1, err)
+                          : values_download_transposed(w->attend_ws, p, plan, pb->batch, pb->lk, err);
+    if (!out->gpu.v_op) return -1;
   }
   return 0;
 fail:
