@@ -49,9 +49,9 @@ float *operands_download(const void *dev, size_t n, int fp8, char *err) {
   return out;
 }
 
-float *values_download_transposed(const void *vt, const fp2_params *p, const fp2_plan *plan, int batch,
-                                  const int *lk, char *err) {
-  const size_t pitch = (size_t)128 * plan->total_blocks, bytes = (size_t)p->hkv * 128 * pitch;
+float *values_download_transposed(const void *vt, const problem *pb, char *err) {
+  const int hkv = pb->p.hkv;
+  const size_t pitch = (size_t)128 * pb->cu_blocks[pb->batch], bytes = (size_t)hkv * 128 * pitch;
   uint8_t *host = xmalloc(bytes ? bytes : 1);
   cudaError_t e = cudaMemcpy(host, vt, bytes, cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) {
@@ -59,18 +59,17 @@ float *values_download_transposed(const void *vt, const fp2_params *p, const fp2
     free(host);
     return NULL;
   }
-  float *out = xmalloc(sizeof(float) * ((size_t)plan->total_k * p->hkv * 128 + 1));
-  size_t row = 0, block0 = 0; /* the sequence's first key row and first key block */
-  for (int s = 0; s < batch; s++) {
-    for (int key = 0; key < lk[s]; key++, row++) {
-      const int in_block = key % 128;
-      const size_t column = 128 * (block0 + (size_t)key / 128) + 32 * (in_block / 32) + FP2_FP8_KEY_SLOT(in_block % 32);
-      for (int h = 0; h < p->hkv; h++)
+  float *out = xmalloc(sizeof(float) * ((size_t)pb->total_k * hkv * 128 + 1));
+  for (int s = 0; s < pb->batch; s++)
+    for (int64_t key = 0; key < pb->cu_k[s + 1] - pb->cu_k[s]; key++) {
+      const int in_block = (int)(key % 128);
+      const size_t row = (size_t)(pb->cu_k[s] + key);
+      const size_t column = 128 * ((size_t)pb->cu_blocks[s] + (size_t)key / 128) + 32 * (in_block / 32) +
+                            FP2_FP8_KEY_SLOT(in_block % 32);
+      for (int h = 0; h < hkv; h++)
         for (int d = 0; d < 128; d++)
-          out[(row * p->hkv + h) * 128 + d] = e4m3_to_f32(host[((size_t)h * 128 + d) * pitch + column]);
+          out[(row * hkv + h) * 128 + d] = e4m3_to_f32(host[((size_t)h * 128 + d) * pitch + column]);
     }
-    block0 += ((size_t)lk[s] + 127) / 128;
-  }
   free(host);
   return out;
 }

@@ -16,9 +16,9 @@ float *operands_download(const void *dev, size_t n, int fp8, char *err);
 
 /* V's codes (FP8, head dim and key block 128) as f32 values in v's own order [total_k, hkv,
    128], read back from the transposed values vt that fp2_pool wrote for the sm90 kernel
-   (transpose_values.h), for sequences of lk[0 .. batch) keys. NULL with err. */
-float *values_download_transposed(const void *vt, const fp2_params *p, const fp2_plan *plan, int batch,
-                                  const int *lk, char *err);
+   (transpose_values.h), for pb's sequences (its host prefixes of rows and blocks). NULL with
+   err. */
+float *values_download_transposed(const void *vt, const problem *pb, char *err);
 
 /* The CSR index of dev ([plan->nseg + 1] offsets, then block ids) copied back into c, every
    segment marked evaluated (the caller frees it with csr_free). 0, or -1 with err: a copy

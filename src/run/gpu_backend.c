@@ -102,7 +102,7 @@ static int keep_outputs(const problem *pb, const fp2_plan *plan, const device_bu
     if (!(out->gpu.q_op = operands_download(w->q8, nq, 1, err))) return -1;
     if (!(out->gpu.k_op = operands_download(w->k8, nk, 1, err))) return -1;
     out->gpu.v_op = w->v8 ? operands_download(w->v8, nk, 1, err)
-                          : values_download_transposed(w->attend_ws, p, plan, pb->batch, pb->lk, err);
+                          : values_download_transposed(w->attend_ws, pb, err);
     if (!out->gpu.v_op) return -1;
   }
   return 0;
