@@ -155,22 +155,21 @@ __device__ __forceinline__ bool sums_unsafe(const float (&sum)[2][2]) {
   return !(sum[0][0] + sum[0][1] <= kSafe && sum[1][0] + sum[1][1] <= kSafe);
 }
 
-/* The two keys' log2 energies from this thread's sums into the slot (lane 0 of each quad);
-   returns the larger (-inf elsewhere). */
+/* The two keys' log2 energies from this thread's sums into the slot; returns the energy this
+   lane stored (-inf where none). The quad's sums of both keys take two shuffles: each lane
+   hands its neighbour its partial of the neighbour's key (key 0 on even lanes, key 1 on odd),
+   then adds the other pair's; lanes 0 and 1 of the quad then take one lg2 between them. */
 __device__ __forceinline__ float store_energies(const float (&sum)[2][2], const float (&ref)[2], int k0, int nscored,
                                                 int *slot) {
-  float l_max = -INFINITY;
-#pragma unroll
-  for (int k = 0; k < 2; k++) {
-    const float e = quad_sum(sum[k][0] + sum[k][1]);
-    const int j = k0 + 8 * k;
-    if (threadIdx.x % 4 == 0 && j < nscored) {
-      const float l = log2_energy(e, ref[k]);
-      slot[j] = __float_as_int(l);
-      l_max = fmaxf(l_max, l);
-    }
-  }
-  return l_max;
+  const int k = threadIdx.x % 2;
+  const float key0 = sum[0][0] + sum[0][1], key1 = sum[1][0] + sum[1][1];
+  float e = (k ? key1 : key0) + __shfl_xor_sync(0xffffffffu, k ? key0 : key1, 1);
+  e += __shfl_xor_sync(0xffffffffu, e, 2);
+  const int j = k0 + 8 * k;
+  if (threadIdx.x % 4 >= 2 || j >= nscored) return -INFINITY;
+  const float l = log2_energy(e, k ? ref[1] : ref[0]);
+  slot[j] = __float_as_int(l);
+  return l;
 }
 
 /* The first half of a stage: each key's reference and this thread's sums over half 0.
