@@ -78,19 +78,31 @@ FP2_HD int fp2_segment(const fp2_params *p, int tile0, int ntiles, int h, int t)
   return p->hkv * tile0 + h * ntiles + t;
 }
 
-FP2_HD fp2_tile fp2_tile_at(const fp2_params *p, int lq, int lk, int t) {
+/* The tile of rows [row_begin, row_end) whose first and last rows sit at positions p_first
+   and p_last: its key blocks. fp2_tile_at's second half, for kernels that divide the rows by g
+   their own way (select_tile.cuh). */
+FP2_HD fp2_tile fp2_tile_of_rows(const fp2_params *p, int row_begin, int row_end, int p_first, int p_last) {
   fp2_tile tl;
-  int g = fp2_group(p);
-  int offset = lk - lq;
-  tl.row_begin = t * p->qtile;
-  tl.row_end = (t + 1) * p->qtile < lq * g ? (t + 1) * p->qtile : lq * g;
-  tl.p_first = offset + tl.row_begin / g;
-  tl.p_last = offset + (tl.row_end - 1) / g;
-  tl.first_k = tl.p_first / p->block;
-  tl.last_k = tl.p_last / p->block;
-  tl.nscored = (tl.p_last + 1) / p->block;
-  tl.nfull = (tl.p_first + 1) / p->block;
+  tl.row_begin = row_begin;
+  tl.row_end = row_end;
+  tl.p_first = p_first;
+  tl.p_last = p_last;
+  tl.first_k = p_first / p->block;
+  tl.last_k = p_last / p->block;
+  tl.nscored = (p_last + 1) / p->block;
+  tl.nfull = (p_first + 1) / p->block;
   return tl;
+}
+
+/* The end of tile t's rows [t M, min((t + 1) M, rows)) in a sequence of `rows` packed rows
+   (lq g). */
+FP2_HD int fp2_tile_row_end(const fp2_params *p, int rows, int t) {
+  return (t + 1) * p->qtile < rows ? (t + 1) * p->qtile : rows;
+}
+
+FP2_HD fp2_tile fp2_tile_at(const fp2_params *p, int lq, int lk, int t) {
+  const int g = fp2_group(p), offset = lk - lq, row_begin = t * p->qtile, row_end = fp2_tile_row_end(p, lq * g, t);
+  return fp2_tile_of_rows(p, row_begin, row_end, offset + row_begin / g, offset + (row_end - 1) / g);
 }
 
 /* Blocks kept whatever the scores say: sink, local window, and the sequence's tail tiles. */

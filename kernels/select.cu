@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   static_assert(kTileRows * Op::kRowBytes == 2 * Op::kStageBytes, "the Q tile is two stages long");
 
   const fp2_params &p = a.p;
-  const SelectSegment sg = select_segment(a);
+  const SelectSegment sg = select_segment(a, p);
   const int h = sg.h, s = sg.s, elem = kFp8 ? 1 : 2;
   const fp2_tile &tl = sg.tl;
   const int nrows = sg.nrows, nchunks = fp2_cdiv(tl.nscored, kChunk);
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kSelThreads, 4) select_kernel(SelectArgs a) {
   });
   if (nchunks > 0) stage_keys(stages, 0);
   cp_async_commit();
-  fill_row_last(p, sg, row_last);
+  fill_row_last(a, p, sg, row_last);
   cp_async_wait<0>();
   __syncthreads();
   uint32_t qf[D / 16][4][2];
@@ -307,7 +307,8 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
   SelectArgs a = {*p,           plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles,  plan->cu_blocks,
                   plan->tile_seq, plan->seg_base,   q,          kbar,       convert_pass ? nullptr : q8,
                   scales,       index->scratch,     index->counts,
-                  static_cast<float *>(workspace) /* warp_max: select_csr_workspace_bytes */};
+                  static_cast<float *>(workspace) /* warp_max: select_csr_workspace_bytes */,
+                  fp2_divider_of(fp2_group(p))};
   if (p->kernel == FP2_KERNEL_SM90)
     st = select_sm90(a, plan, stream);
   else if (p->dim == 128)

@@ -25,7 +25,7 @@ constexpr int kBatch = 8; /* energies a lane loads before it tests them */
 __device__ __forceinline__ SelectSegment numbered_segment(const SelectArgs &a, int seg) {
   const int s = a.tile_seq[seg / a.p.hkv], local = seg - a.p.hkv * a.cu_tiles[s];
   const int ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
-  return segment_of(a, s, local / ntiles, local % ntiles);
+  return segment_of(a, a.p, s, local / ntiles, local % ntiles);
 }
 
 /* The segment's threshold from its scoring warps' largest log2 energies. */

@@ -247,8 +247,9 @@ __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const Select
   constexpr int kRowsPerThread = kTileRows * 16 / kSelThreads, kPerBatch = kRowsPerThread / kBatches;
   const fp2_params &p = a.p;
   const int col = threadIdx.x % 16, r0 = threadIdx.x / 16, g = sg.g;
-  const int R = sg.tl.row_begin + r0;
-  int pos = a.cu_q[sg.s] + R / g, head = sg.h * g + R % g;
+  const int R = sg.tl.row_begin + r0, pos_of_R = fp2_div(a.group, R), pos_step = fp2_div(a.group, 8);
+  const int head_step = 8 - pos_step * g;
+  int pos = a.cu_q[sg.s] + pos_of_R, head = sg.h * g + R - pos_of_R * g;
   const __nv_bfloat16 *q = static_cast<const __nv_bfloat16 *>(a.q);
   const float inverse = e4m3_inverse(a.scales[0]);
 #pragma unroll
@@ -260,8 +261,8 @@ __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const Select
       off[j] = ((size_t)pos * p.hq + head) * kD + col * 8;
       raw[j] = r0 + 8 * (b * kPerBatch + j) < sg.nrows ? __ldg(reinterpret_cast<const uint4 *>(q + off[j]))
                                                         : make_uint4(0, 0, 0, 0);
-      pos += 8 / g;
-      head += 8 % g;
+      pos += pos_step;
+      head += head_step;
       if (head >= (sg.h + 1) * g) {
         head -= g;
         pos++;
@@ -286,8 +287,9 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   constexpr int kStages = Prec::stages;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   SelSmem<kFp8> &sm = *reinterpret_cast<SelSmem<kFp8> *>(align_1024(smem_raw));
-  const fp2_params &p = a.p;
-  const SelectSegment sg = select_segment(a);
+  fp2_params p = a.p; /* with the shape's block and tile sizes as constants (the host checked them) */
+  p.block = p.qtile = FP2_SM90_TILE;
+  const SelectSegment sg = select_segment(a, p);
   const int n = fp2_cdiv(sg.tl.nscored, kStageKeys);
   const int key_row0 = sg.h * a.total_blocks + a.cu_blocks[sg.s]; /* the segment's first pooled key in the map */
   auto load_keys = [&](int c) { /* thread 0: pooled keys 64 c .. 64 c + 63 into their stage */
@@ -304,7 +306,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     if (q_source == kQByTma) { /* rows past the sequence read the next one's: every score of theirs is masked */
       mbarrier_arrive_expect_tx(&sm.q_full, Prec::halves * kHalfBytes);
       for (int hf = 0; hf < Prec::halves; hf++)
-        tma_load_3d(sm.q + hf * kHalfBytes, &tm_q, hf * 64, sg.h * sg.g, a.cu_q[sg.s] + sg.tl.row_begin / sg.g,
+        tma_load_3d(sm.q + hf * kHalfBytes, &tm_q, hf * 64, sg.h * sg.g, a.cu_q[sg.s] + sg.tl.p_first - sg.offset,
                     &sm.q_full);
     }
     for (int c = 0; c < n && c < kStages; c++) load_keys(c);
@@ -317,7 +319,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
         [&](int r) { return q + packed_row_offset(p, a.cu_q[sg.s], sg.h, sg.tl.row_begin + r) * Prec::elem; }, q, 0);
     cp_async_commit();
   }
-  fill_row_last(p, sg, sm.row_last);
+  fill_row_last(a, p, sg, sm.row_last);
   if (q_source == kQByCpAsync) cp_async_wait<0>();
   if (q_source != kQByTma) fence_proxy_async_shared(); /* Q's rows, to wgmma */
   __syncthreads(); /* Q's rows and the barriers' initialisation, to every thread */

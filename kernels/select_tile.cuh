@@ -8,6 +8,7 @@
 #ifndef FP2_SELECT_TILE_CUH
 #define FP2_SELECT_TILE_CUH
 
+#include "divider.h"
 #include "fp2.h"
 #include "ptx.cuh"
 #include "tile_mma.cuh"
@@ -26,6 +27,7 @@ struct SelectArgs {
   const float *scales;
   int *scratch, *counts;
   float *warp_max; /* [nseg][kSelWarps]: each warp's largest log2 energy */
+  fp2_divider group; /* g = hq / hkv: packed rows to positions */
 };
 
 /* A segment (sequence s, KV head h, tile t): its tile, its rows, its scratch. */
@@ -37,17 +39,21 @@ struct SelectSegment {
   int *slot; /* the segment's scratch: the log2 energies of its scored blocks */
 };
 
-__device__ __forceinline__ SelectSegment segment_of(const SelectArgs &a, int s, int h, int t) {
+/* Segment (s, h, t) under params p: a.p, or a copy whose block and tile sizes are constants
+   (the sm90 kernel's shape), so that dividing by them is a shift. Rows go to positions through
+   a.group, with no division. */
+__device__ __forceinline__ SelectSegment segment_of(const SelectArgs &a, const fp2_params &p, int s, int h, int t) {
   SelectSegment sg;
-  const fp2_params &p = a.p;
   sg.s = s;
   sg.h = h;
   sg.t = t;
   sg.ntiles = a.cu_tiles[s + 1] - a.cu_tiles[s];
   const int lq = a.cu_q[s + 1] - a.cu_q[s], lk = a.cu_k[s + 1] - a.cu_k[s];
   sg.offset = lk - lq;
-  sg.g = p.hq / p.hkv;
-  sg.tl = fp2_tile_at(&p, lq, lk, t);
+  sg.g = a.group.d;
+  const int row_begin = t * p.qtile, row_end = fp2_tile_row_end(&p, lq * sg.g, t);
+  sg.tl = fp2_tile_of_rows(&p, row_begin, row_end, sg.offset + fp2_div(a.group, row_begin),
+                           sg.offset + fp2_div(a.group, row_end - 1));
   sg.nrows = sg.tl.row_end - sg.tl.row_begin;
   sg.seg = fp2_segment(&p, a.cu_tiles[s], sg.ntiles, h, t);
   sg.slot = a.scratch + a.seg_base[sg.seg];
@@ -56,16 +62,18 @@ __device__ __forceinline__ SelectSegment segment_of(const SelectArgs &a, int s, 
 
 /* The segment of a scoring CTA: blockIdx.x counts tiles from the last (they score the most
    blocks, so they go first), blockIdx.y is the KV head. */
-__device__ __forceinline__ SelectSegment select_segment(const SelectArgs &a) {
+__device__ __forceinline__ SelectSegment select_segment(const SelectArgs &a, const fp2_params &p) {
   const int gt = gridDim.x - 1 - blockIdx.x, s = a.tile_seq[gt];
-  return segment_of(a, s, blockIdx.y, gt - a.cu_tiles[s]);
+  return segment_of(a, p, s, blockIdx.y, gt - a.cu_tiles[s]);
 }
 
 /* row_last[r]: the last block row r counts (blocks J < nscored with J * B <= its position);
    -1 for rows past the tile. */
-__device__ __forceinline__ void fill_row_last(const fp2_params &p, const SelectSegment &sg, int *row_last) {
+__device__ __forceinline__ void fill_row_last(const SelectArgs &a, const fp2_params &p, const SelectSegment &sg,
+                                              int *row_last) {
   for (int r = threadIdx.x; r < kTileRows; r += kSelThreads)
-    row_last[r] = r < sg.nrows ? min(sg.tl.nscored - 1, (sg.offset + (sg.tl.row_begin + r) / sg.g) / p.block) : -1;
+    row_last[r] = r < sg.nrows ? min(sg.tl.nscored - 1, (sg.offset + fp2_div(a.group, sg.tl.row_begin + r)) / p.block)
+                               : -1;
 }
 
 /* Blocks below this are counted by every row of the tile: they need no mask. */
