@@ -63,12 +63,6 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 /* ---- TMA: tiled tensor loads into shared memory, completing on an mbarrier. `map` is the
    address of a __grid_constant__ CUtensorMap kernel parameter; coordinates innermost first. */
 
-/* bytes (a multiple of 16) from a 16-byte aligned global address into L2, with no register or
-   barrier to wait on. */
-__device__ __forceinline__ void bulk_prefetch_l2(const void *src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-}
-
 __device__ __forceinline__ void prefetch_tensormap(const void *map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
 }

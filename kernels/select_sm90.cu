@@ -236,16 +236,6 @@ __device__ __forceinline__ void score_second_half(float (&sum)[2][2], float (&re
 /* How a CTA stages its Q tile. */
 enum QSource { kQByCpAsync, kQByTma, kQConverted };
 
-/* FP8 from bf16 Q: the tile's rows into L2 as soon as the CTA knows its segment, one bulk
-   prefetch per position (its g heads of KV head h lie together), so that convert_q_tile's
-   second batch of loads does not wait for memory again. */
-__device__ __forceinline__ void prefetch_q_tile(const SelectArgs &a, const SelectSegment &sg) {
-  const int first = a.cu_q[sg.s] + sg.tl.p_first - sg.offset, npos = sg.tl.p_last - sg.tl.p_first + 1;
-  const __nv_bfloat16 *q = static_cast<const __nv_bfloat16 *>(a.q);
-  for (int i = threadIdx.x; i < npos; i += kSelThreads)
-    bulk_prefetch_l2(q + ((size_t)(first + i) * a.p.hq + sg.h * sg.g) * kD, sg.g * kD * 2);
-}
-
 /* FP8 from bf16 Q (a.q8 set): the tile's rows of bf16 read from global memory, a thread's 16
    loads of 16 bytes in flight at once, and their codes (e4m3.cuh, as fp2_convert_e4m3
    makes them) written into the shared tile in TMA's layout and, for the tile's own rows, to
@@ -300,7 +290,6 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   fp2_params p = a.p; /* with the shape's block and tile sizes as constants (the host checked them) */
   p.block = p.qtile = FP2_SM90_TILE;
   const SelectSegment sg = select_segment(a, p);
-  if (q_source == kQConverted) prefetch_q_tile(a, sg);
   const int n = fp2_cdiv(sg.tl.nscored, kStageKeys);
   const int key_row0 = sg.h * a.total_blocks + a.cu_blocks[sg.s]; /* the segment's first pooled key in the map */
   auto load_keys = [&](int c) { /* thread 0: pooled keys 64 c .. 64 c + 63 into their stage */
