@@ -100,11 +100,6 @@ __device__ __forceinline__ void issue_scores(typename SelPrec<kFp8>::Scores &d, 
    d[i][0..1], k0 + 8 in d[i][2..3], rows 64 h + 8 i + 2 (lane % 4) + 0..1 of half h. */
 __device__ __forceinline__ int stage_key0(int j0) { return j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4; }
 
-/* Whether this warp scores a key of the stage of keys j0 .. j0 + 63: its keys are
-   j0 + 16 warp .. j0 + 16 warp + 15, so that the warps past the segment's last scored key
-   skip their exponentials (at 128K, 32:8, a twentieth of the stage's exps). */
-__device__ __forceinline__ bool warp_scores(int j0, int nscored) { return j0 + threadIdx.x / 32 * 16 < nscored; }
-
 /* Score (i, e) of half h as a key sees it: kMasked counts a score past its row's last block
    as -inf. d is only read: in BF16 the next stage's product is in flight, and writing the
    registers of a wgmma accumulator meanwhile makes ptxas serialise every wgmma. */
@@ -344,7 +339,6 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   auto masked = [&](int c) { return min((c + 1) * kStageKeys, sg.tl.nscored) > full_end; };
   float sum[2][2], ref[2]; /* a stage's, from its first half to its second */
   auto first_half = [&](int c, const HalfScores &d) {
-    if (!warp_scores(c * kStageKeys, sg.tl.nscored)) return;
     const int k0 = stage_key0(c * kStageKeys);
     if (masked(c))
       score_first_half<true>(sum, ref, d, sm.row_last, k0, scale_log2);
@@ -352,7 +346,6 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
       score_first_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
   };
   auto second_half = [&](int c, const HalfScores &d) {
-    if (!warp_scores(c * kStageKeys, sg.tl.nscored)) return;
     const int k0 = stage_key0(c * kStageKeys);
     if (masked(c))
       score_second_half<true>(sum, ref, d, sm.row_last, k0, scale_log2);
