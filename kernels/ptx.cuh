@@ -32,9 +32,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void *
                : "r"(smem_addr(smem)));
 }
 
-/* The 128-byte line of a global address into L2: no register, nothing to wait for. */
-__device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
-
 /* 2^x on the special-function unit, subnormals flushed: one MUFU op, where exp2f adds a
    range fix-up around it. ex2(-inf) = 0. */
 __device__ __forceinline__ float ex2_approx(float x) {

@@ -247,14 +247,6 @@ __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const Select
   int pos = a.cu_q[sg.s] + pos_of_R, head = sg.h * g + R - pos_of_R * g;
   const __nv_bfloat16 *q = static_cast<const __nv_bfloat16 *>(a.q);
   const float inverse = e4m3_inverse(a.scales[0]);
-  { /* the second batch's rows (the tile's second half) into L2 first, a 128-byte line a thread,
-       so that its loads wait for L2 rather than memory */
-    static_assert(kBatches == 2 && kSelThreads == kTileRows, "a line of the second half's rows a thread");
-    const int r = kTileRows / 2 + threadIdx.x / 2;
-    const int Rp = sg.tl.row_begin + r, pos_p = fp2_div(a.group, Rp);
-    if (r < sg.nrows)
-      prefetch_l2(q + ((size_t)(a.cu_q[sg.s] + pos_p) * p.hq + sg.h * g + Rp - pos_p * g) * kD + threadIdx.x % 2 * 64);
-  }
 #pragma unroll
   for (int b = 0; b < kBatches; b++) {
     size_t off[kPerBatch];
