@@ -70,7 +70,10 @@ __device__ __forceinline__ void store_vt_block(const uint32_t *tile, uint8_t *vt
         make_uint4(run[0][e], run[1][e], run[2][e], run[3][e]);
 }
 
-/* grid: (key blocks of the batch, hkv); block: kPoolThreads. */
+/* grid: key blocks of the batch x hkv CTAs in one dimension, the hkv heads of a block side by
+   side: together they read each of its positions' K and V rows whole (hkv x D values,
+   contiguous), so that a DRAM page is opened once, not once per head at other times. block:
+   kPoolThreads. */
 template <int D, bool kFp8, bool kVt>
 __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   constexpr int kLanes = PoolShape<D>::lanes, kRowsAtOnce = PoolShape<D>::rows_at_once;
@@ -78,7 +81,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   __shared__ float partial[2][kRowsAtOnce][D];
   __shared__ uint32_t vt_tile[kVt ? kVtRows * 32 : 1];
   const fp2_params &p = a.p;
-  const int gblock = blockIdx.x, h = blockIdx.y, total_blocks = a.cu_blocks[a.batch];
+  const int gblock = blockIdx.x / p.hkv, h = blockIdx.x % p.hkv, total_blocks = a.cu_blocks[a.batch];
   const int lane = threadIdx.x % kLanes, r0 = threadIdx.x / kLanes;
   int s = 0;
   while (a.cu_blocks[s + 1] <= gblock) s++;
@@ -189,7 +192,7 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
                       {kbar, vbar},
                       {k8, v8},
                       vt};
-  const dim3 grid(plan->total_blocks, p->hkv);
+  const dim3 grid((unsigned)plan->total_blocks * p->hkv);
   if (vt)
     pool_kernel<128, true, true><<<grid, kPoolThreads, 0, stream>>>(a);
   else if (p->dim == 128)
