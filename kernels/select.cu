@@ -275,7 +275,7 @@ fp2_status launch(const SelectArgs &a, int total_tiles, cudaStream_t stream) {
   /* Four CTAs of 51 KB (bf16, d = 128) share an SM only with the shared-memory carve-out at its most. */
   FP2_CUDA("fp2_select", cudaFuncSetAttribute(select_kernel<D, kFp8>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                               cudaSharedmemCarveoutMaxShared));
-  select_kernel<D, kFp8><<<dim3(total_tiles, a.p.hkv), kSelThreads, smem, stream>>>(a);
+  select_kernel<D, kFp8><<<select_grid(a, total_tiles), kSelThreads, smem, stream>>>(a);
   FP2_LAUNCHED("fp2_select: score and select");
   return FP2_OK;
 }
@@ -308,7 +308,8 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
                   plan->tile_seq, plan->seg_base,   q,          kbar,       convert_pass ? nullptr : q8,
                   scales,       index->scratch,     index->counts,
                   static_cast<float *>(workspace) /* warp_max: select_csr_workspace_bytes */,
-                  fp2_divider_of(fp2_group(p))};
+                  fp2_divider_of(fp2_group(p)),
+                  fp2_divider_of(p->hkv)};
   if (p->kernel == FP2_KERNEL_SM90)
     st = select_sm90(a, plan, stream);
   else if (p->dim == 128)

@@ -433,7 +433,8 @@ fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int smem_max, cudaS
   FP2_CUDA("fp2_select (sm90)", cudaFuncSetAttribute(select_sm90_kernel<kFp8>,
                                                      cudaFuncAttributePreferredSharedMemoryCarveout,
                                                      cudaSharedmemCarveoutMaxShared));
-  select_sm90_kernel<kFp8><<<dim3(plan->total_tiles, a.p.hkv), kSelThreads, smem, stream>>>(tm_q, tm_kbar, a, q_source);
+  select_sm90_kernel<kFp8><<<select_grid(a, plan->total_tiles), kSelThreads, smem, stream>>>(tm_q, tm_kbar, a,
+                                                                                            q_source);
   FP2_LAUNCHED("fp2_select (sm90): score and select");
   return FP2_OK;
 }

@@ -28,6 +28,7 @@ struct SelectArgs {
   int *scratch, *counts;
   float *warp_max; /* [nseg][kSelWarps]: each warp's largest log2 energy */
   fp2_divider group; /* g = hq / hkv: packed rows to positions */
+  fp2_divider heads; /* hkv: a CTA's index to its tile and KV head */
 };
 
 /* A segment (sequence s, KV head h, tile t): its tile, its rows, its scratch. */
@@ -60,11 +61,16 @@ __device__ __forceinline__ SelectSegment segment_of(const SelectArgs &a, const f
   return sg;
 }
 
-/* The segment of a scoring CTA: blockIdx.x counts tiles from the last (they score the most
-   blocks, so they go first), blockIdx.y is the KV head. */
+/* The scoring grid: tiles x KV heads in one dimension (select_segment). */
+inline dim3 select_grid(const SelectArgs &a, int total_tiles) { return dim3((unsigned)total_tiles * a.p.hkv); }
+
+/* The segment of a scoring CTA: tiles from the last (they score the most blocks, so they go
+   first), the hkv KV heads of a tile side by side, so that together they read each of its
+   positions' rows of Q whole (hq x D values, contiguous): a DRAM page is opened once, not
+   once per head at other times. */
 __device__ __forceinline__ SelectSegment select_segment(const SelectArgs &a, const fp2_params &p) {
-  const int gt = gridDim.x - 1 - blockIdx.x, s = a.tile_seq[gt];
-  return segment_of(a, p, s, blockIdx.y, gt - a.cu_tiles[s]);
+  const int i = gridDim.x - 1 - blockIdx.x, gt = fp2_div(a.heads, i), s = a.tile_seq[gt];
+  return segment_of(a, p, s, i - gt * a.heads.d, gt - a.cu_tiles[s]);
 }
 
 /* row_last[r]: the last block row r counts (blocks J < nscored with J * B <= its position);
