@@ -87,41 +87,46 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   while (a.cu_blocks[s + 1] <= gblock) s++;
   const int j = gblock - a.cu_blocks[s], lk = a.cu_k[s + 1] - a.cu_k[s];
   const int first = j * p.block, count = min(p.block, lk - first);
+  float inverse[2], sum[2][8] = {};
 #pragma unroll
-  for (int x = 0; x < 2; x++) {
-    const float inverse = e4m3_inverse(kFp8 ? a.scales[1 + x] : 1.0f);
-    float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    /* Four rows' loads in flight before any code is stored (the stores could alias them). */
-    for (int r = r0; r < count; r += 4 * kRowsAtOnce) {
-      uint4 raw[4] = {};
-      size_t at[4];
+  for (int x = 0; x < 2; x++) inverse[x] = e4m3_inverse(kFp8 ? a.scales[1 + x] : 1.0f);
+  /* Four rows of K and the same four of V: eight loads in flight before any code is stored
+     (the stores could alias them). */
+  for (int r = r0; r < count; r += 4 * kRowsAtOnce) {
+    uint4 raw[2][4] = {};
+    size_t at[4]; /* the rows' offsets, the same in K and V */
 #pragma unroll
-      for (int u = 0; u < 4; u++) {
-        at[u] = ((size_t)(a.cu_k[s] + first + r + u * kRowsAtOnce) * p.hkv + h) * D + lane * 8;
-        if (r + u * kRowsAtOnce < count) raw[u] = *reinterpret_cast<const uint4 *>(a.x[x] + at[u]);
-      }
+    for (int u = 0; u < 4; u++) {
+      at[u] = ((size_t)(a.cu_k[s] + first + r + u * kRowsAtOnce) * p.hkv + h) * D + lane * 8;
+#pragma unroll
+      for (int x = 0; x < 2; x++)
+        if (r + u * kRowsAtOnce < count) raw[x][u] = *reinterpret_cast<const uint4 *>(a.x[x] + at[u]);
+    }
+#pragma unroll
+    for (int x = 0; x < 2; x++)
 #pragma unroll
       for (int u = 0; u < 4; u++) {
         if (r + u * kRowsAtOnce >= count) break;
         if constexpr (kFp8) {
-          const uint2 c = e4m3_codes8(raw[u], inverse);
+          const uint2 c = e4m3_codes8(raw[x][u], inverse[x]);
           if (!kVt || a.codes[x]) *reinterpret_cast<uint2 *>(a.codes[x] + at[u]) = c;
           if (kVt && x == 1) {
             const int row = r + u * kRowsAtOnce;
             *reinterpret_cast<uint2 *>(&vt_tile[vt_word(row, 2 * lane)]) = c;
           }
 #pragma unroll
-          for (int e = 0; e < 8; e++) sum[e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
+          for (int e = 0; e < 8; e++) sum[x][e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
         } else {
-          const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw[u]);
+          const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw[x][u]);
 #pragma unroll
-          for (int e = 0; e < 8; e++) sum[e] += __bfloat162float(b[e]);
+          for (int e = 0; e < 8; e++) sum[x][e] += __bfloat162float(b[e]);
         }
       }
-    }
-#pragma unroll
-    for (int e = 0; e < 8; e++) partial[x][r0][lane * 8 + e] = sum[e];
   }
+#pragma unroll
+  for (int x = 0; x < 2; x++)
+#pragma unroll
+    for (int e = 0; e < 8; e++) partial[x][r0][lane * 8 + e] = sum[x][e];
   if constexpr (kVt) /* the rows past a partial block: zero in V^T */
     for (int row = r0; row < kVtRows; row += kRowsAtOnce)
       if (row >= count) *reinterpret_cast<uint2 *>(&vt_tile[vt_word(row, 2 * lane)]) = make_uint2(0, 0);
