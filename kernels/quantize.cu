@@ -15,47 +15,78 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kVec = 8; /* bf16 values per 16-byte load */
 
-/* Calls f(i, raw) for the 16-byte loads raw = x[i .. i + 8) and then tail(i) for each of the
-   last n % 8 values, over a grid-stride loop that has kInFlight loads of a thread in flight
-   at once: one at a time leaves too few bytes in flight for the copy rate. kFromEnd walks the
-   loads from the last, so that the first ones are the last read. */
-template <bool kFromEnd = false, typename F, typename T>
-__device__ __forceinline__ void for_each_vec(const __nv_bfloat16 *x, size_t n, F f, T tail) {
+/* Calls f(v, load(v)) for the 16-byte loads v = 0 .. nvec - 1, over a grid-stride loop that
+   has kInFlight loads of a thread in flight at once: one at a time leaves too few bytes in
+   flight for the copy rate. kFromEnd walks the loads from the last, so that the first ones
+   are the last read. */
+template <bool kFromEnd, typename L, typename F>
+__device__ __forceinline__ void for_each_vec(size_t nvec, L load, F f) {
   constexpr int kInFlight = 4;
-  const uint4 *vec = reinterpret_cast<const uint4 *>(x);
-  const size_t nvec = n / kVec, stride = (size_t)gridDim.x * kThreads;
+  const size_t stride = (size_t)gridDim.x * kThreads;
   auto at = [&](size_t v) { return kFromEnd ? nvec - 1 - v : v; };
   size_t v = blockIdx.x * (size_t)kThreads + threadIdx.x;
   for (; v + (kInFlight - 1) * stride < nvec; v += kInFlight * stride) {
     uint4 raw[kInFlight];
 #pragma unroll
-    for (int u = 0; u < kInFlight; u++) raw[u] = vec[at(v + u * stride)];
+    for (int u = 0; u < kInFlight; u++) raw[u] = load(at(v + u * stride));
 #pragma unroll
-    for (int u = 0; u < kInFlight; u++) f(at(v + u * stride) * kVec, raw[u]);
+    for (int u = 0; u < kInFlight; u++) f(at(v + u * stride), raw[u]);
   }
-  for (; v < nvec; v += stride) f(at(v) * kVec, vec[at(v)]);
-  for (size_t i = nvec * kVec + blockIdx.x * (size_t)kThreads + threadIdx.x; i < n; i += stride) tail(i);
+  for (; v < nvec; v += stride) f(at(v), load(at(v)));
 }
 
-/* The amax of x, as float bits in *amax; kFromEnd: x read from its end (for_each_vec). */
-template <bool kFromEnd>
-__global__ void amax_kernel(const __nv_bfloat16 *x, size_t n, unsigned *amax) {
-  float m = 0.0f; /* fmaxf drops NaN */
-  for_each_vec<kFromEnd>(
-      x, n,
-      [&](size_t, uint4 raw) {
-        const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+/* Calls f(i) for each of the n % 8 values of x past its 16-byte loads. */
+template <typename F>
+__device__ __forceinline__ void for_each_tail(size_t n, F f) {
+  const size_t stride = (size_t)gridDim.x * kThreads;
+  for (size_t i = n / kVec * kVec + blockIdx.x * (size_t)kThreads + threadIdx.x; i < n; i += stride) f(i);
+}
+
+/* What the amax pass reads: V, K and Q as one run of 16-byte loads, end to end, walked from
+   the end. One grid over the three leaves no tail and ramp between them, and V's first
+   blocks, with which the pool starts next, are the last read: still in L2. */
+struct AmaxRun {
+  const __nv_bfloat16 *x[3]; /* v, k, q */
+  size_t n[3];               /* values */
+  size_t end[3];             /* the loads of x[0] .. x[s] */
+};
+
+/* amax[2 - s] of x[s] (q, k, v in amax[0 .. 2]), as float bits. */
+__global__ void amax_kernel(const AmaxRun r, unsigned *amax) {
+  float m[3] = {0.0f, 0.0f, 0.0f}; /* fmaxf drops NaN */
+  auto add = [&](int s, float x) {
 #pragma unroll
-        for (int e = 0; e < kVec; e++) m = fmaxf(m, fabsf(__bfloat162float(b[e])));
-      },
-      [&](size_t i) { m = fmaxf(m, fabsf(__bfloat162float(x[i]))); });
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  __shared__ float warp_max[kThreads / 32];
-  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+    for (int t = 0; t < 3; t++)
+      if (t == s) m[t] = fmaxf(m[t], fabsf(x));
+  };
+  auto segment = [&](size_t w) { return w < r.end[0] ? 0 : w < r.end[1] ? 1 : 2; };
+  auto load = [&](size_t w) { /* selects, not an index into r, which would copy r to the stack */
+    const int s = segment(w);
+    const __nv_bfloat16 *x = s == 0 ? r.x[0] : s == 1 ? r.x[1] : r.x[2];
+    return reinterpret_cast<const uint4 *>(x)[w - (s == 0 ? 0 : s == 1 ? r.end[0] : r.end[1])];
+  };
+  for_each_vec<true>(
+      r.end[2], load,
+      [&](size_t w, uint4 raw) {
+        const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+        float a = 0.0f;
+#pragma unroll
+        for (int e = 0; e < kVec; e++) a = fmaxf(a, fabsf(__bfloat162float(b[e])));
+        add(segment(w), a);
+      });
+#pragma unroll
+  for (int s = 0; s < 3; s++) for_each_tail(r.n[s], [&](size_t i) { add(s, __bfloat162float(r.x[s][i])); });
+  __shared__ float warp_max[3][kThreads / 32];
+#pragma unroll
+  for (int s = 0; s < 3; s++) {
+    for (int o = 16; o > 0; o >>= 1) m[s] = fmaxf(m[s], __shfl_xor_sync(0xffffffffu, m[s], o));
+    if (threadIdx.x % 32 == 0) warp_max[s][threadIdx.x / 32] = m[s];
+  }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kThreads / 32; w++) m = fmaxf(m, warp_max[w]);
-    atomicMax(amax, __float_as_uint(m)); /* non-negative floats order as their bits */
+  if (threadIdx.x < 3) {
+    float t = 0.0f;
+    for (int w = 0; w < kThreads / 32; w++) t = fmaxf(t, warp_max[threadIdx.x][w]);
+    atomicMax(amax + 2 - threadIdx.x, __float_as_uint(t)); /* non-negative floats order as their bits */
   }
 }
 
@@ -65,9 +96,11 @@ __global__ void scales_kernel(const unsigned *amax, float *scales) {
 
 __global__ void convert_kernel(const __nv_bfloat16 *x, size_t n, const float *scale, uint8_t *out) {
   const float inverse = e4m3_inverse(*scale);
-  for_each_vec(
-      x, n, [&](size_t i, uint4 raw) { *reinterpret_cast<uint2 *>(out + i) = e4m3_codes8(raw, inverse); },
-      [&](size_t i) { out[i] = e4m3_code(__bfloat162float(x[i]), inverse); });
+  const uint4 *vec = reinterpret_cast<const uint4 *>(x);
+  for_each_vec<false>(
+      n / kVec, [&](size_t v) { return vec[v]; },
+      [&](size_t v, uint4 raw) { *reinterpret_cast<uint2 *>(out + v * kVec) = e4m3_codes8(raw, inverse); });
+  for_each_tail(n, [&](size_t i) { out[i] = e4m3_code(__bfloat162float(x[i]), inverse); });
 }
 
 int grid_for(size_t n) {
@@ -83,20 +116,15 @@ extern "C" fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, c
   using namespace fp2;
   if ((uintptr_t)q % 16 != 0 || (uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0)
     return fp2_fail(FP2_ERR_ARG, "fp2_scales_e4m3: q, k and v must be 16-byte aligned");
-  const void *x[3] = {q, k, v};
-  const size_t n[3] = {nq, nk, nk};
+  AmaxRun r = {{static_cast<const __nv_bfloat16 *>(v), static_cast<const __nv_bfloat16 *>(k),
+                static_cast<const __nv_bfloat16 *>(q)},
+               {nk, nk, nq}};
+  for (int s = 0; s < 3; s++) r.end[s] = (s ? r.end[s - 1] : 0) + r.n[s] / kVec;
   FP2_CUDA("fp2_scales_e4m3", cudaMemsetAsync(amax_scratch, 0, 3 * sizeof(unsigned), stream));
-  /* One launch per tensor, each with its own grid: one grid over the three (a row each) took
-     440 us at 128K on the H200 against 361 us for three. K and V are read from their ends:
-     the pool, next, starts with their first blocks, the last read, which are then in L2. */
-  for (int t = 0; t < 3; t++) {
-    const __nv_bfloat16 *xt = static_cast<const __nv_bfloat16 *>(x[t]);
-    if (t == 0)
-      amax_kernel<false><<<grid_for(n[t]), kThreads, 0, stream>>>(xt, n[t], amax_scratch + t);
-    else
-      amax_kernel<true><<<grid_for(n[t]), kThreads, 0, stream>>>(xt, n[t], amax_scratch + t);
-    FP2_LAUNCHED("fp2_scales_e4m3: amax");
-  }
+  /* One grid over the three (AmaxRun): at 128K on the H200, one launch per tensor took
+     0.373 ms. */
+  amax_kernel<<<grid_for(nq + 2 * nk), kThreads, 0, stream>>>(r, amax_scratch);
+  FP2_LAUNCHED("fp2_scales_e4m3: amax");
   scales_kernel<<<1, 32, 0, stream>>>(amax_scratch, scales);
   FP2_LAUNCHED("fp2_scales_e4m3: scales");
   return FP2_OK;
