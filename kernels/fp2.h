@@ -172,7 +172,8 @@ fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, co
                     cudaStream_t stream);
 
 /* The block index: per segment, ascending kept blocks. scratch holds the scored blocks'
-   log2 energies, each segment's at seg_base; counts, offsets and indices form the CSR. */
+   log2 energies, each segment's at seg_base, and then its kept blocks; counts, offsets and
+   indices form the CSR. */
 typedef struct fp2_index {
   int *scratch; /* device [capacity] */
   int *counts;  /* device [nseg] */

@@ -37,7 +37,7 @@ struct SelectSegment {
   int offset; /* lk - lq: the position of the sequence's first query */
   fp2_tile tl;
   int nrows, seg;
-  int *slot; /* the segment's scratch: the log2 energies of its scored blocks */
+  int *slot; /* the segment's scratch: the log2 energies of its scored blocks, then its kept blocks (select_csr.cu) */
 };
 
 /* Segment (s, h, t) under params p: a.p, or a copy whose block and tile sizes are constants
