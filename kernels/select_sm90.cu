@@ -23,7 +23,10 @@
    row does not count a scored key) FP8 1.33 → 1.29 with Q converted here, then FP8 on one
    accumulator at 4 CTAs per SM 1.29 → 1.12; v7 (FP8 on half-tile products at 8 CTAs per
    SM) 1.12 → 1.02; v9 (a quad's two sums in two shuffles, no division in the prologue: its
-   I2F, MUFU.RCP and F2I queued behind the exponentials) FP8 1.01 → 0.95, BF16 1.18 → 1.14-1.19. */
+   I2F, MUFU.RCP and F2I queued behind the exponentials) FP8 1.01 → 0.95, BF16 1.18 → 1.14-1.19;
+   v10 (a tile's KV heads side by side in the grid, so that they read Q's positions whole; the
+   CSR's energies read once, select_csr.cu) FP8 0.950 → 0.931 (BF16, the grid alone: 1.15-1.18 →
+   1.14). */
 #include <string.h>
 
 #include "cuda_check.h"
