@@ -68,6 +68,7 @@ struct SelSmem {
   unsigned char k[SelPrec<kFp8>::stages][SelPrec<kFp8>::stage_bytes];
   uint64_t full[SelPrec<kFp8>::stages];
   uint64_t q_full;
+  unsigned done[SelPrec<kFp8>::stages]; /* warps whose products of the stage have completed, over all its uses */
   int row_last[kTileRows];
 };
 
@@ -288,7 +289,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   const SelectSegment sg = select_segment(a, p);
   const int n = fp2_cdiv(sg.tl.nscored, kStageKeys);
   const int key_row0 = sg.h * a.total_blocks + a.cu_blocks[sg.s]; /* the segment's first pooled key in the map */
-  auto load_keys = [&](int c) { /* thread 0: pooled keys 64 c .. 64 c + 63 into their stage */
+  auto load_keys = [&](int c) { /* one thread: pooled keys 64 c .. 64 c + 63 into their stage */
     uint64_t *bar = &sm.full[c % kStages];
     unsigned char *dst = sm.k[c % kStages];
     mbarrier_arrive_expect_tx(bar, Prec::stage_bytes);
@@ -296,7 +297,10 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
       tma_load_2d(dst + hf * kStageKeys * 128, &tm_kbar, hf * 64, key_row0 + c * kStageKeys, bar);
   };
   if (threadIdx.x == 0) {
-    for (int st = 0; st < kStages; st++) mbarrier_init(&sm.full[st], 1);
+    for (int st = 0; st < kStages; st++) {
+      mbarrier_init(&sm.full[st], 1);
+      sm.done[st] = 0;
+    }
     mbarrier_init(&sm.q_full, 1);
     fence_mbarrier_init();
     if (q_source == kQByTma) { /* rows past the sequence read the next one's: every score of theirs is masked */
@@ -330,9 +334,16 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
     issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
   };
-  auto release = [&](int c) { /* every warp's products of stage c have completed */
-    __syncthreads();
-    if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
+  /* This warp's products of stage c have completed: the last warp to say so refills the
+     stage, and none waits for the others (a CTA barrier here held every warp to the slowest). */
+  auto release = [&](int c) {
+    __syncwarp();
+    if (threadIdx.x % 32 != 0) return;
+    __threadfence_block(); /* this warp's reads of the stage, before its count */
+    if (atomicAdd(&sm.done[c % kStages], 1) % kSelWarps == kSelWarps - 1 && c + kStages < n) {
+      __threadfence_block(); /* every warp's count, before the refill */
+      load_keys(c + kStages);
+    }
   };
   /* Only a stage with a scored key that some row does not count needs the mask: where every
      row counts every scored block (a full tile inside one block, as every full tile is for
