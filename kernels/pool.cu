@@ -75,7 +75,7 @@ __device__ __forceinline__ void store_vt_block(const uint32_t *tile, uint8_t *vt
    contiguous), so that a DRAM page is opened once, not once per head at other times. block:
    kPoolThreads. */
 template <int D, bool kFp8, bool kVt>
-__global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
+__global__ void __launch_bounds__(kPoolThreads, 4) pool_kernel(PoolArgs a) {
   constexpr int kLanes = PoolShape<D>::lanes, kRowsAtOnce = PoolShape<D>::rows_at_once;
   static_assert(!kVt || (kFp8 && D == kVtRows && kRowsAtOnce == 16), "V^T: FP8, head dim 128");
   __shared__ float partial[2][kRowsAtOnce][D];
