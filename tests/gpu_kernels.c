@@ -1,7 +1,8 @@
 /* Each kernel of the library called directly, on fresh random inputs, against its reference in
    src/oracle/ (not through the gpu backend or the check command):
      fp2_scales_e4m3, fp2_convert_e4m3 the host's e4m3 quantisation (problem_prepare): scales
-     (quantize.cu)                     and codes (check_codes) bit for bit;
+     (quantize.cu)                     and codes (check_codes) bit for bit; the scales also of
+                                       tensors cut short of a multiple of 8 values;
      fp2_pool (pool.cu)                ref_pool's means within 1e-5 of the largest (check_pooled),
                                        and the pooled operands within one rounding of the means'
                                        own; FP8: K's and V's codes bit for bit, and the values
@@ -22,6 +23,7 @@
 
 #include "check.h"
 #include "device_operands.h"
+#include "numeric.h"
 #include "synth.h"
 #include "testing.h"
 #include "transpose_values.h"
@@ -233,6 +235,38 @@ static void test_pool(const fixture *f) {
   cudaFree(vt);
 }
 
+/* quantize.cu's amax over tensors cut short of a multiple of 8 values (their last n % 8 past
+   the 16-byte loads), each with its largest magnitude planted in its last value, negative. */
+static void test_quantize_tails(const fixture *f) {
+  const size_t n[3] = {f->nq - 5, f->nk - 3, f->nk - 3};
+  const float *src[3] = {f->pb.q, f->pb.k, f->pb.v};
+  void *x[3];
+  float want[3];
+  for (int t = 0; t < 3; t++) {
+    float *h = malloc(sizeof(float) * n[t]);
+    memcpy(h, src[t], sizeof(float) * n[t]);
+    float amax = 0.0f;
+    for (size_t i = 0; i < n[t]; i++) amax = fmaxf(amax, fabsf(h[i]));
+    h[n[t] - 1] = -2.0f * amax; /* exact in bf16, as the source's values are */
+    want[t] = fp8_scale_from_amax(2.0f * amax);
+    x[t] = dev_operands(h, n[t], 0);
+    free(h);
+  }
+  float *scales = dev_alloc(3 * sizeof(float));
+  unsigned *amax = dev_alloc(3 * sizeof(unsigned));
+  CHECK_CUDA(cudaMemset(scales, 0xff, 3 * sizeof(float)));
+  check_fp2(fp2_scales_e4m3(x[0], n[0], x[1], x[2], n[1], scales, amax, 0), "fp2_scales_e4m3 (tails)");
+  float got[3];
+  CHECK_CUDA(cudaMemcpy(got, scales, sizeof got, cudaMemcpyDeviceToHost));
+  for (int t = 0; t < 3; t++) {
+    EXPECT_MSG(got[t] == want[t], "%s: scale of tensor %d cut to %zu values: %.9g, host %.9g", f->name, t, n[t],
+               got[t], want[t]);
+    cudaFree(x[t]);
+  }
+  cudaFree(scales);
+  cudaFree(amax);
+}
+
 /* select.cu or select_sm90.cu: the index from the host's pooled keys. convert_q (FP8): from
    bf16 Q, with Q's codes, which the select writes on the way, bit for bit as the host's. */
 static void test_select(const fixture *f, fp2_kernel kernel, int convert_q) {
@@ -323,7 +357,10 @@ int main(void) {
           fixture_init(&f, (fp2_dtype)dt, heads[gi][0], heads[gi][1], correction, batch, lens[batch - 1], 1.0f, seed++);
           fprintf(stderr, "gpu_kernels: %s\n", f.name);
           const int sm90 = major == 9 && fp2_sm90_supports_shape(&f.pb.p) == FP2_OK;
-          if (dt == FP2_FP8 && correction) test_quantize(&f);
+          if (dt == FP2_FP8 && correction) {
+            test_quantize(&f);
+            test_quantize_tails(&f);
+          }
           if (correction) {
             test_pool(&f);
             for (int convert_q = 0; convert_q <= f.fp8; convert_q++) {
