@@ -147,30 +147,58 @@ static void *dev_codes_poisoned(size_t n) {
   return codes;
 }
 
+/* fp2_scales_e4m3 of q (n[0] values), k and v (n[1] each): a fresh device [3], poisoned first. */
+static float *dev_scales(void *const x[3], const size_t n[3]) {
+  float *scales = dev_alloc(3 * sizeof(float));
+  unsigned *amax = dev_alloc(3 * sizeof(unsigned));
+  CHECK_CUDA(cudaMemset(scales, 0xff, 3 * sizeof(float)));
+  check_fp2(fp2_scales_e4m3(x[0], n[0], x[1], x[2], n[1], scales, amax, 0), "fp2_scales_e4m3");
+  CHECK_CUDA(cudaFree(amax)); /* after the pass: cudaFree waits for the device */
+  return scales;
+}
+
+static void expect_scales(const fixture *f, const char *what, const float *scales, const float want[3]) {
+  float got[3];
+  CHECK_CUDA(cudaMemcpy(got, scales, sizeof got, cudaMemcpyDeviceToHost));
+  for (int t = 0; t < 3; t++)
+    EXPECT_MSG(got[t] == want[t], "%s: %s: scale of tensor %d: %.9g, host %.9g", f->name, what, t, got[t], want[t]);
+}
+
 /* quantize.cu: the scales of q, k and v from their bf16 source, and each tensor's codes
-   through the convert pass, against the host's. */
+   through the convert pass, against the host's; then the amax over the three cut short of a
+   multiple of 8 values (its last n % 8 past the 16-byte loads), each with its largest
+   magnitude planted in its last value, negative. */
 static void test_quantize(const fixture *f) {
   void *x[3] = {f->q16, f->k16, f->v16};
   const float *want[3] = {f->pb.q_op, f->pb.k_op, f->pb.v_op};
   const float want_scale[3] = {f->pb.sq, f->pb.sk, f->pb.sv};
   const size_t n[3] = {f->nq, f->nk, f->nk};
-  float *scales = dev_alloc(3 * sizeof(float));
-  unsigned *amax = dev_alloc(3 * sizeof(unsigned));
-  CHECK_CUDA(cudaMemset(scales, 0xff, 3 * sizeof(float)));
-  check_fp2(fp2_scales_e4m3(x[0], n[0], x[1], x[2], n[1], scales, amax, 0), "fp2_scales_e4m3");
-  float got_scale[3];
-  CHECK_CUDA(cudaMemcpy(got_scale, scales, sizeof got_scale, cudaMemcpyDeviceToHost));
+  float *scales = dev_scales(x, n);
+  expect_scales(f, "whole tensors", scales, want_scale);
   static const char *const what[3] = {"convert q", "convert k", "convert v"};
   for (int t = 0; t < 3; t++) {
     void *codes = dev_codes_poisoned(n[t]);
     check_fp2(fp2_convert_e4m3(x[t], n[t], scales + t, codes, 0), "fp2_convert_e4m3");
-    EXPECT_MSG(got_scale[t] == want_scale[t], "%s: scale of tensor %d: %.9g, host %.9g", f->name, t, got_scale[t],
-               want_scale[t]);
     expect_codes(f, what[t], codes, want[t], n[t]);
     cudaFree(codes);
   }
   cudaFree(scales);
-  cudaFree(amax);
+
+  const size_t cut[3] = {f->nq - 5, f->nk - 3, f->nk - 3};
+  const float *src[3] = {f->pb.q, f->pb.k, f->pb.v};
+  float want_cut[3];
+  for (int t = 0; t < 3; t++) {
+    float *h = malloc(sizeof(float) * cut[t]), amax = 0.0f;
+    for (size_t i = 0; i < cut[t]; i++) amax = fmaxf(amax, fabsf(h[i] = bf16_round(src[t][i])));
+    h[cut[t] - 1] = -2.0f * amax; /* a bf16 value, as amax is */
+    want_cut[t] = fp8_scale_from_amax(2.0f * amax);
+    x[t] = dev_operands(h, cut[t], 0);
+    free(h);
+  }
+  scales = dev_scales(x, cut);
+  expect_scales(f, "tensors cut short of a multiple of 8", scales, want_cut);
+  cudaFree(scales);
+  for (int t = 0; t < 3; t++) cudaFree(x[t]);
 }
 
 /* pool.cu: means and pooled operands, from the bf16 source; FP8 also K's and V's codes. */
@@ -233,38 +261,6 @@ static void test_pool(const fixture *f) {
   cudaFree(k8);
   cudaFree(v8);
   cudaFree(vt);
-}
-
-/* quantize.cu's amax over tensors cut short of a multiple of 8 values (their last n % 8 past
-   the 16-byte loads), each with its largest magnitude planted in its last value, negative. */
-static void test_quantize_tails(const fixture *f) {
-  const size_t n[3] = {f->nq - 5, f->nk - 3, f->nk - 3};
-  const float *src[3] = {f->pb.q, f->pb.k, f->pb.v};
-  void *x[3];
-  float want[3];
-  for (int t = 0; t < 3; t++) {
-    float *h = malloc(sizeof(float) * n[t]);
-    memcpy(h, src[t], sizeof(float) * n[t]);
-    float amax = 0.0f;
-    for (size_t i = 0; i < n[t]; i++) amax = fmaxf(amax, fabsf(h[i]));
-    h[n[t] - 1] = -2.0f * amax; /* exact in bf16, as the source's values are */
-    want[t] = fp8_scale_from_amax(2.0f * amax);
-    x[t] = dev_operands(h, n[t], 0);
-    free(h);
-  }
-  float *scales = dev_alloc(3 * sizeof(float));
-  unsigned *amax = dev_alloc(3 * sizeof(unsigned));
-  CHECK_CUDA(cudaMemset(scales, 0xff, 3 * sizeof(float)));
-  check_fp2(fp2_scales_e4m3(x[0], n[0], x[1], x[2], n[1], scales, amax, 0), "fp2_scales_e4m3 (tails)");
-  float got[3];
-  CHECK_CUDA(cudaMemcpy(got, scales, sizeof got, cudaMemcpyDeviceToHost));
-  for (int t = 0; t < 3; t++) {
-    EXPECT_MSG(got[t] == want[t], "%s: scale of tensor %d cut to %zu values: %.9g, host %.9g", f->name, t, n[t],
-               got[t], want[t]);
-    cudaFree(x[t]);
-  }
-  cudaFree(scales);
-  cudaFree(amax);
 }
 
 /* select.cu or select_sm90.cu: the index from the host's pooled keys. convert_q (FP8): from
@@ -357,10 +353,7 @@ int main(void) {
           fixture_init(&f, (fp2_dtype)dt, heads[gi][0], heads[gi][1], correction, batch, lens[batch - 1], 1.0f, seed++);
           fprintf(stderr, "gpu_kernels: %s\n", f.name);
           const int sm90 = major == 9 && fp2_sm90_supports_shape(&f.pb.p) == FP2_OK;
-          if (dt == FP2_FP8 && correction) {
-            test_quantize(&f);
-            test_quantize_tails(&f);
-          }
+          if (dt == FP2_FP8 && correction) test_quantize(&f);
           if (correction) {
             test_pool(&f);
             for (int convert_q = 0; convert_q <= f.fp8; convert_q++) {
