@@ -38,9 +38,9 @@ __device__ __forceinline__ float segment_threshold(const SelectArgs &a, const Se
 }
 
 /* counts[seg]: the segment's kept blocks, written ascending to the front of its scratch;
-   CTA 0 also writes offsets[0] = 0. Calls f(j, keep, ballot) for the segment's blocks 0 ..
-   last_k, 32 at a time: j this lane's block, keep whether it is kept, ballot the warp's kept
-   blocks among the 32 (bit l: block j - lane + l). Plain loads: the scratch is written here. */
+   CTA 0 also writes offsets[0] = 0. The warp tests blocks 0 .. last_k 32 at a time, and a
+   kept block goes at the count so far plus the kept lanes below its own in the warp's
+   ballot. Plain loads: the scratch is written here. */
 __global__ void __launch_bounds__(32 * kWarpsPerCta) compact_kernel(const SelectArgs a, int nseg, int *offsets) {
   const int seg = blockIdx.x * kWarpsPerCta + threadIdx.x / 32;
   if (seg == 0 && threadIdx.x == 0) offsets[0] = 0;
