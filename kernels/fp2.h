@@ -50,6 +50,7 @@ typedef struct fp2_params {
   int correction;    /* 1: unselected fully visible blocks enter as pooled virtual keys */
   fp2_dtype dtype;
   fp2_kernel kernel; /* selection and attention kernels (pooling has one) */
+  int page_size;     /* K and V in pages of this many keys (fp2_kv_pages: 16, 64, 128 or 256); 0: contiguous */
 } fp2_params;
 
 /* One query tile of one sequence and KV head. Queries are the last lq of lk positions
@@ -149,11 +150,32 @@ void fp2_plan_destroy(fp2_plan *plan);
 fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, const int *lk, int *cu_q, int *cu_k,
                              int *cu_tiles, int *cu_blocks, int *cu_chunks);
 
+/* K and V as a serving engine's page cache (vLLM's and FlashInfer's NHD layout): bf16 pages
+   [num_pages, page_size, hkv, dim], key t of request b at row t % page_size of page
+   table[b * max_pages + t / page_size] (page_size: fp2_params). The table must name a page
+   for each of a request's keys; pages it does not name are never read. Only the pool (and
+   FP8's amax) read the pages: the pool writes the attention's operands contiguous as it reads
+   each key once (FP8's codes, or a bf16 copy), so that the later stages are the contiguous
+   path's. */
+typedef struct fp2_kv_pages {
+  const int *table; /* device [batch, max_pages] */
+  int max_pages;
+} fp2_kv_pages;
+
+/* FP2_OK where p->page_size is 0 (pages NULL) or a page size the pool takes with a table
+   (pages non-NULL, max_pages >= 1); else FP2_ERR_ARG with the reason. Needs no GPU. */
+fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages);
+
 /* FP8 (DESIGN.md section 3). The per-tensor scales of q (nq values), k and v (nk each),
    bf16, 16-byte aligned: scales[t] = amax / 448 (1 when amax is 0), from an amax pass over
    each. amax_scratch: three device words. */
 fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, const void *v, size_t nk, float *scales,
                            unsigned *amax_scratch, cudaStream_t stream);
+/* The same with k and v in pages (fp2_kv_pages; p and plan give their keys): only the keys
+   the table names enter the amax. */
+fp2_status fp2_scales_e4m3_paged(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k,
+                                 const void *v, const fp2_kv_pages *pages, float *scales, unsigned *amax_scratch,
+                                 cudaStream_t stream);
 /* x (bf16, n values) -> e4m3 codes of x * (1 / *scale), the reciprocal correctly rounded and
    the product rounded once (*scale a device float, as fp2_scales_e4m3 writes it). x 16-byte
    aligned, out 8-byte aligned (as cudaMalloc gives). fp2_pool writes the codes of K and V
@@ -162,14 +184,16 @@ fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t
 
 /* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
    the e4m3 code of the mean (as fp2_convert_e4m3's) with the tensor's own scale. k and v are
-   the bf16 inputs; FP8 converts them on the way (scales[1], scales[2] from fp2_scales_e4m3),
-   writes their codes to k8 and v8 (8-byte aligned) and pools the codes' values. vt (FP8 with head dim
-   and block 128, else NULL; 16-byte aligned): V's codes and V̄'s also written transposed,
-   as the sm90 kernel reads them, into fp2_attend's workspace, which then takes v = NULL;
-   v8 may then be NULL, and V's codes go only there. */
-fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v, const float *scales,
-                    float *k_mean, float *v_mean, void *kbar, void *vbar, uint8_t *k8, uint8_t *v8, uint8_t *vt,
-                    cudaStream_t stream);
+   the bf16 inputs, contiguous (pages NULL) or in pages (fp2_kv_pages). k_out and v_out get
+   the attention's operands, contiguous: FP8 converts K and V on the way (scales[1],
+   scales[2] from fp2_scales_e4m3), writes their codes there (8-byte aligned) and pools the
+   codes' values; BF16 from pages copies them there (16-byte aligned); BF16 contiguous takes
+   NULL. vt (FP8 with head dim and block 128, else NULL; 16-byte aligned): V's codes and V̄'s
+   also written transposed, as the sm90 kernel reads them, into fp2_attend's workspace, which
+   then takes v = NULL; v_out may then be NULL, and V's codes go only there. */
+fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v,
+                    const fp2_kv_pages *pages, const float *scales, float *k_mean, float *v_mean, void *kbar,
+                    void *vbar, void *k_out, void *v_out, uint8_t *vt, cudaStream_t stream);
 
 /* The block index: per segment, ascending kept blocks. scratch holds the scored blocks'
    log2 energies, each segment's at seg_base, and then its kept blocks; counts, offsets and
@@ -246,12 +270,14 @@ typedef struct fp2_inputs {
   const int *offsets;   /* a CSR index ([nseg + 1], then block ids) to attend over instead of */
   const int *indices;   /* selecting one; both NULL: select */
   const fp2_stage_events *events; /* NULL: none */
+  const fp2_kv_pages *pages;      /* NULL: k and v contiguous; else k and v are pages (p->page_size) */
 } fp2_inputs;
 
 /* Where each intermediate lies in a workspace (fp2_workspace_map): fp2_forward writes them,
    and a caller may read the index, the scales and the pooled vectors of the last pass there. */
 typedef struct fp2_workspace {
   uint8_t *q8, *k8, *v8;  /* FP8: e4m3 codes of q, k, v; NULL for BF16 */
+  void *k16, *v16;        /* BF16 from pages: k and v contiguous, as the pool copies them; else NULL */
   float *scales;          /* FP8: [3] dequantisation scales of q, k, v; NULL for BF16 */
   unsigned *amax;         /* FP8: [3] the amax pass's scratch; NULL for BF16 */
   float *k_mean, *v_mean; /* [hkv, total_blocks, dim] f32 */

@@ -60,7 +60,7 @@ class Params(ctypes.Structure):
     _fields_ = [("hq", ctypes.c_int), ("hkv", ctypes.c_int), ("dim", ctypes.c_int), ("block", ctypes.c_int),
                 ("qtile", ctypes.c_int), ("alpha", ctypes.c_float), ("sink", ctypes.c_int),
                 ("window", ctypes.c_int), ("recent", ctypes.c_int), ("correction", ctypes.c_int),
-                ("dtype", ctypes.c_int), ("kernel", ctypes.c_int)]
+                ("dtype", ctypes.c_int), ("kernel", ctypes.c_int), ("page_size", ctypes.c_int)]
 
 
 _int_p = ctypes.POINTER(ctypes.c_int)
@@ -83,7 +83,8 @@ class StageEvents(ctypes.Structure):
 class Inputs(ctypes.Structure):
     """fp2_inputs."""
     _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
-                ("offsets", _int_p), ("indices", _int_p), ("events", ctypes.POINTER(StageEvents))]
+                ("offsets", _int_p), ("indices", _int_p), ("events", ctypes.POINTER(StageEvents)),
+                ("pages", ctypes.c_void_p)]
 
 
 # The C names of the mirrors, for the layout test (tests/test_binding.py).

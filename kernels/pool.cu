@@ -6,6 +6,10 @@
    For the Hopper FP8 kernel it also writes V's codes and means transposed (the layout of
    transpose_values.h), so that no later pass reads V again to turn it around; fp2_forward
    then gives no v8, and V's codes go only there.
+   K and V may come in pages (fp2_kv_pages, a template parameter so that the contiguous path
+   does not pay for it): each key row is then read through the page table, and the pool
+   writes the attention's operands contiguous (FP8's codes, as always; BF16 a copy), so that
+   no later stage reads the pages.
    One CTA per (key block, KV head): 16 lanes of 16-byte loads per key row, 16 key rows at
    a time, partial sums in f32 combined through shared memory. Bandwidth-bound: reads K and
    V once. v1 (one thread per head dimension, one element a load, from the codes of a
@@ -34,11 +38,14 @@ struct PoolArgs {
   fp2_params p;
   const int *cu_k, *cu_blocks, *cu_chunks;
   int batch;
-  const __nv_bfloat16 *x[2]; /* k, v */
+  const __nv_bfloat16 *x[2]; /* k, v: contiguous, or pages */
+  const int *table;          /* pages: fp2_kv_pages */
+  int max_pages, page_shift; /* page_size = 1 << page_shift */
   const float *scales;       /* FP8: [3], k and v at 1 and 2 */
   float *mean[2];
   void *bar[2];
-  uint8_t *codes[2];         /* FP8: k8, v8 (with vt, v8 may be NULL) */
+  void *out[2];              /* contiguous K and V for the attention: FP8's codes (with vt, V's
+                                may be NULL), BF16 from pages a copy; else NULL */
   uint8_t *vt;               /* FP8, sm90 shape: V's codes and then V̄'s, transposed; else NULL */
 };
 
@@ -72,11 +79,21 @@ __device__ __forceinline__ void store_vt_block(const uint32_t *tile, uint8_t *vt
         make_uint4(run[0][e], run[1][e], run[2][e], run[3][e]);
 }
 
+/* Key t of sequence s: its row in a.x, contiguous or through the page table. */
+template <bool kPaged>
+__device__ __forceinline__ size_t key_row(const PoolArgs &a, int s, int t) {
+  if constexpr (kPaged)
+    return ((size_t)a.table[(size_t)s * a.max_pages + (t >> a.page_shift)] << a.page_shift) +
+           (t & ((1 << a.page_shift) - 1));
+  else
+    return (size_t)a.cu_k[s] + t;
+}
+
 /* grid: key blocks of the batch x hkv CTAs in one dimension, the hkv heads of a block side by
    side: together they read each of its positions' K and V rows whole (hkv x D values,
    contiguous), so that a DRAM page is opened once, not once per head at other times. block:
    kPoolThreads. */
-template <int D, bool kFp8, bool kVt>
+template <int D, bool kFp8, bool kVt, bool kPaged>
 __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   constexpr int kLanes = PoolShape<D>::lanes, kRowsAtOnce = PoolShape<D>::rows_at_once;
   static_assert(!kVt || (kFp8 && D == kVtRows && kRowsAtOnce == 16), "V^T: FP8, head dim 128");
@@ -96,13 +113,15 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
      (the stores could alias them). */
   for (int r = r0; r < count; r += 4 * kRowsAtOnce) {
     uint4 raw[2][4] = {};
-    size_t at[4]; /* the rows' offsets, the same in K and V */
+    size_t at[4]; /* the rows' offsets in the contiguous operands, the same in K and V */
 #pragma unroll
     for (int u = 0; u < 4; u++) {
-      at[u] = ((size_t)(a.cu_k[s] + first + r + u * kRowsAtOnce) * p.hkv + h) * D + lane * 8;
+      const int t = first + r + u * kRowsAtOnce;
+      at[u] = ((size_t)(a.cu_k[s] + t) * p.hkv + h) * D + lane * 8;
+      if (r + u * kRowsAtOnce >= count) continue; /* past the sequence: no row, no page */
+      const size_t from = kPaged ? (key_row<true>(a, s, t) * p.hkv + h) * D + lane * 8 : at[u];
 #pragma unroll
-      for (int x = 0; x < 2; x++)
-        if (r + u * kRowsAtOnce < count) raw[x][u] = *reinterpret_cast<const uint4 *>(a.x[x] + at[u]);
+      for (int x = 0; x < 2; x++) raw[x][u] = *reinterpret_cast<const uint4 *>(a.x[x] + from);
     }
 #pragma unroll
     for (int x = 0; x < 2; x++)
@@ -111,7 +130,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
         if (r + u * kRowsAtOnce >= count) break;
         if constexpr (kFp8) {
           const uint2 c = e4m3_codes8(raw[x][u], inverse[x]);
-          if (!kVt || a.codes[x]) *reinterpret_cast<uint2 *>(a.codes[x] + at[u]) = c;
+          if (!kVt || a.out[x]) *reinterpret_cast<uint2 *>(static_cast<uint8_t *>(a.out[x]) + at[u]) = c;
           if (kVt && x == 1) {
             const int row = r + u * kRowsAtOnce;
             *reinterpret_cast<uint2 *>(&vt_tile[vt_word(row, 2 * lane)]) = c;
@@ -119,6 +138,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
         } else {
+          if constexpr (kPaged) *reinterpret_cast<uint4 *>(static_cast<__nv_bfloat16 *>(a.out[x]) + at[u]) = raw[x][u];
           const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw[x][u]);
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += __bfloat162float(b[e]);
@@ -162,50 +182,64 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   }
 }
 
-template <int D>
+template <int D, bool kPaged>
 void launch(const PoolArgs &a, dim3 grid, cudaStream_t stream) {
+  if constexpr (D == kVtRows)
+    if (a.vt) {
+      pool_kernel<D, true, true, kPaged><<<grid, kPoolThreads, 0, stream>>>(a);
+      return;
+    }
   if (a.p.dtype == FP2_FP8)
-    pool_kernel<D, true, false><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<D, true, false, kPaged><<<grid, kPoolThreads, 0, stream>>>(a);
   else
-    pool_kernel<D, false, false><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<D, false, false, kPaged><<<grid, kPoolThreads, 0, stream>>>(a);
 }
 
 }  // namespace
 }  // namespace fp2
 
 extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v,
-                               const float *scales, float *k_mean, float *v_mean, void *kbar, void *vbar,
-                               uint8_t *k8, uint8_t *v8, uint8_t *vt, cudaStream_t stream) {
+                               const fp2_kv_pages *pages, const float *scales, float *k_mean, float *v_mean,
+                               void *kbar, void *vbar, void *k_out, void *v_out, uint8_t *vt, cudaStream_t stream) {
   using namespace fp2;
   const int fp8 = p->dtype == FP2_FP8;
+  fp2_status st;
+  if ((st = fp2_check_pages(p, pages)) != FP2_OK) return st;
   if (p->dim != 128 && p->dim != 64)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
-  if (fp8 && (!scales || !k8 || (!v8 && !vt)))
-    return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k8, and v8 or vt");
+  if (fp8 && (!scales || !k_out || (!v_out && !vt)))
+    return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k_out, and v_out or vt");
+  if (!fp8 && (pages ? !k_out || !v_out : k_out || v_out))
+    return fp2_fail(FP2_ERR_ARG, "fp2_pool: BF16 takes k_out and v_out with pages, and only then");
   if (vt && (!fp8 || p->dim != kVtRows || p->block != kVtRows))
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: transposed values are FP8 with head dim and block 128 only");
-  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k8 % 8 != 0 || (uintptr_t)v8 % 8 != 0 ||
-      (uintptr_t)vt % 16 != 0)
-    return fp2_fail(FP2_ERR_ARG, "fp2_pool: k, v and vt must be 16-byte aligned, k8 and v8 8-byte aligned");
+  const unsigned out_align = fp8 ? 8 : 16;
+  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k_out % out_align != 0 ||
+      (uintptr_t)v_out % out_align != 0 || (uintptr_t)vt % 16 != 0)
+    return fp2_fail(FP2_ERR_ARG, "fp2_pool: k, v and vt must be 16-byte aligned, k_out and v_out %u-byte aligned",
+                    out_align);
   if (plan->total_blocks == 0) return FP2_OK;
+  int page_shift = 0;
+  while (pages && (1 << page_shift) < p->page_size) page_shift++;
   const PoolArgs a = {*p,
                       plan->cu_k,
                       plan->cu_blocks,
                       plan->cu_chunks,
                       plan->batch,
                       {static_cast<const __nv_bfloat16 *>(k), static_cast<const __nv_bfloat16 *>(v)},
+                      pages ? pages->table : nullptr,
+                      pages ? pages->max_pages : 0,
+                      page_shift,
                       scales,
                       {k_mean, v_mean},
                       {kbar, vbar},
-                      {k8, v8},
+                      {k_out, v_out},
                       vt};
   const dim3 grid((unsigned)plan->total_blocks * p->hkv);
-  if (vt)
-    pool_kernel<128, true, true><<<grid, kPoolThreads, 0, stream>>>(a);
-  else if (p->dim == 128)
-    launch<128>(a, grid, stream);
+  if (p->dim == 128)
+    pages ? launch<128, true>(a, grid, stream) : launch<128, false>(a, grid, stream);
   else
-    launch<64>(a, grid, stream);
+    pages ? launch<64, true>(a, grid, stream) : launch<64, false>(a, grid, stream);
   FP2_LAUNCHED("fp2_pool");
   return FP2_OK;
 }

@@ -91,6 +91,60 @@ __global__ void amax_kernel(const AmaxRun r, unsigned *amax) {
   }
 }
 
+/* What the amax of K and V in pages reads: each key row (hkv x dim values, contiguous in its
+   page) through the table, a CTA a key block of the plan's. */
+struct AmaxPages {
+  const __nv_bfloat16 *x[2]; /* k, v pages */
+  const int *table, *cu_k, *cu_blocks;
+  int max_pages, page_shift, block;
+  int row_vecs; /* 16-byte loads a key row: hkv dim / 8 */
+};
+
+/* amax[1] and amax[2] of the keys of K and V the table names, as float bits: rows past a
+   sequence and pages it does not name are never read. */
+__global__ void amax_pages_kernel(const AmaxPages a, unsigned *amax) {
+  constexpr int kInFlight = 4; /* loads of K and as many of V a thread, as for_each_vec */
+  const int gblock = blockIdx.x;
+  int s = 0;
+  while (a.cu_blocks[s + 1] <= gblock) s++;
+  const int first = (gblock - a.cu_blocks[s]) * a.block;
+  const int n = min(a.block, a.cu_k[s + 1] - a.cu_k[s] - first) * a.row_vecs;
+  const int *pages = a.table + (size_t)s * a.max_pages;
+  float m[2] = {0.0f, 0.0f}; /* fmaxf drops NaN */
+  for (int i0 = threadIdx.x; i0 < n; i0 += kInFlight * kThreads) {
+    uint4 raw[2][kInFlight] = {};
+#pragma unroll
+    for (int u = 0; u < kInFlight; u++) {
+      const int i = i0 + u * kThreads;
+      if (i >= n) break;
+      const int t = first + i / a.row_vecs;
+      const size_t row = ((size_t)pages[t >> a.page_shift] << a.page_shift) + (t & ((1 << a.page_shift) - 1));
+#pragma unroll
+      for (int x = 0; x < 2; x++) raw[x][u] = reinterpret_cast<const uint4 *>(a.x[x])[row * a.row_vecs + i % a.row_vecs];
+    }
+#pragma unroll
+    for (int x = 0; x < 2; x++)
+#pragma unroll
+      for (int u = 0; u < kInFlight; u++) {
+        const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw[x][u]);
+#pragma unroll
+        for (int e = 0; e < kVec; e++) m[x] = fmaxf(m[x], fabsf(__bfloat162float(b[e]))); /* zeros: no row */
+      }
+  }
+  __shared__ float warp_max[2][kThreads / 32];
+#pragma unroll
+  for (int x = 0; x < 2; x++) {
+    for (int o = 16; o > 0; o >>= 1) m[x] = fmaxf(m[x], __shfl_xor_sync(0xffffffffu, m[x], o));
+    if (threadIdx.x % 32 == 0) warp_max[x][threadIdx.x / 32] = m[x];
+  }
+  __syncthreads();
+  if (threadIdx.x < 2) {
+    float t = 0.0f;
+    for (int w = 0; w < kThreads / 32; w++) t = fmaxf(t, warp_max[threadIdx.x][w]);
+    atomicMax(amax + 1 + threadIdx.x, __float_as_uint(t));
+  }
+}
+
 __global__ void scales_kernel(const unsigned *amax, float *scales) {
   if (threadIdx.x < 3) scales[threadIdx.x] = e4m3_scale(__uint_as_float(amax[threadIdx.x]));
 }
@@ -128,6 +182,42 @@ extern "C" fp2_status fp2_scales_e4m3(const void *q, size_t nq, const void *k, c
   FP2_LAUNCHED("fp2_scales_e4m3: amax");
   scales_kernel<<<1, 32, 0, stream>>>(amax_scratch, scales);
   FP2_LAUNCHED("fp2_scales_e4m3: scales");
+  return FP2_OK;
+}
+
+extern "C" fp2_status fp2_scales_e4m3_paged(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k,
+                                            const void *v, const fp2_kv_pages *pages, float *scales,
+                                            unsigned *amax_scratch, cudaStream_t stream) {
+  using namespace fp2;
+  fp2_status st;
+  if ((st = fp2_check_pages(p, pages)) != FP2_OK) return st;
+  if (!pages) return fp2_fail(FP2_ERR_ARG, "fp2_scales_e4m3_paged: no pages (fp2_scales_e4m3 takes contiguous K/V)");
+  if ((uintptr_t)q % 16 != 0 || (uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0)
+    return fp2_fail(FP2_ERR_ARG, "fp2_scales_e4m3_paged: q, k and v must be 16-byte aligned");
+  if ((p->hkv * p->dim) % kVec != 0)
+    return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_scales_e4m3_paged: a key row of %d values is not whole 16-byte loads",
+                    p->hkv * p->dim);
+  const size_t nq = (size_t)plan->total_q * p->hq * p->dim;
+  AmaxRun r = {{nullptr, nullptr, static_cast<const __nv_bfloat16 *>(q)}, {0, 0, nq}, {0, 0, nq / kVec}};
+  int page_shift = 0;
+  while ((1 << page_shift) < p->page_size) page_shift++;
+  const AmaxPages kv = {{static_cast<const __nv_bfloat16 *>(k), static_cast<const __nv_bfloat16 *>(v)},
+                        pages->table,
+                        plan->cu_k,
+                        plan->cu_blocks,
+                        pages->max_pages,
+                        page_shift,
+                        p->block,
+                        p->hkv * p->dim / kVec};
+  FP2_CUDA("fp2_scales_e4m3_paged", cudaMemsetAsync(amax_scratch, 0, 3 * sizeof(unsigned), stream));
+  amax_kernel<<<grid_for(nq), kThreads, 0, stream>>>(r, amax_scratch); /* Q alone: V and K empty */
+  FP2_LAUNCHED("fp2_scales_e4m3_paged: amax of q");
+  if (plan->total_blocks > 0) {
+    amax_pages_kernel<<<plan->total_blocks, kThreads, 0, stream>>>(kv, amax_scratch);
+    FP2_LAUNCHED("fp2_scales_e4m3_paged: amax of k and v");
+  }
+  scales_kernel<<<1, 32, 0, stream>>>(amax_scratch, scales);
+  FP2_LAUNCHED("fp2_scales_e4m3_paged: scales");
   return FP2_OK;
 }
 

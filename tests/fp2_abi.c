@@ -25,6 +25,7 @@ int main(void) {
   FIELD(fp2_params, correction);
   FIELD(fp2_params, dtype);
   FIELD(fp2_params, kernel);
+  FIELD(fp2_params, page_size);
 
   SIZE(fp2_plan);
   FIELD(fp2_plan, batch);
@@ -55,6 +56,7 @@ int main(void) {
   FIELD(fp2_inputs, offsets);
   FIELD(fp2_inputs, indices);
   FIELD(fp2_inputs, events);
+  FIELD(fp2_inputs, pages);
 
   ENUM(FP2_BF16);
   ENUM(FP2_FP8);

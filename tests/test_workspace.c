@@ -1,7 +1,8 @@
 /* fp2_forward's workspace layout (forward.c), on the host: for BF16 and FP8 and both attention
    kernels, every region fp2_workspace_map gives starts on a 256-byte boundary, holds what
    fp2.h says it holds, overlaps no other and ends inside fp2_workspace_bytes; the FP8-only
-   regions are NULL for BF16; a workspace too small or misaligned is refused. The plan is
+   regions are NULL for BF16, the BF16 copies of paged K and V only there; a workspace too
+   small or misaligned is refused; fp2_check_pages takes the page sizes fp2.h names. The plan is
    filled by hand (sizes only: the layout reads no device memory), so no GPU is needed. */
 #include <stdint.h>
 #include <string.h>
@@ -15,8 +16,9 @@ typedef struct region {
   size_t bytes;
 } region;
 
-static void one_case(fp2_dtype dt, fp2_kernel kernel) {
-  const fp2_params p = {.hq = 24, .hkv = 8, .dim = 128, .block = 128, .qtile = 128, .dtype = dt, .kernel = kernel};
+static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
+  const fp2_params p = {.hq = 24, .hkv = 8, .dim = 128, .block = 128, .qtile = 128, .dtype = dt, .kernel = kernel,
+                        .page_size = page_size};
   /* Two requests, 1101 queries against 1101 keys and 300 against 2053 (a chunk). */
   const fp2_plan plan = {.batch = 2, .total_q = 1401, .total_k = 3154, .total_tiles = 26 + 8, .total_blocks = 9 + 17,
                          .nseg = 8 * 34, .max_blocks = 17, .capacity = 5000, .total_chunks = 2};
@@ -44,6 +46,8 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel) {
       {"index.indices", (uintptr_t)w.index.indices, 4 * (size_t)plan.capacity},
       {"select_ws", (uintptr_t)w.select_ws, fp2_select_workspace_bytes(&plan)},
       {"attend_ws", (uintptr_t)w.attend_ws, fp2_attend_workspace_bytes(&p, &plan)},
+      {"k16", (uintptr_t)w.k16, !fp8 && page_size ? 2 * nk : 0},
+      {"v16", (uintptr_t)w.v16, !fp8 && page_size ? 2 * nk : 0},
   };
   const int n = (int)(sizeof r / sizeof r[0]);
   EXPECT(w.select_ws_bytes == r[13].bytes); /* 0 without a GPU: cub asks the device */
@@ -67,10 +71,33 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel) {
   EXPECT(fp2_workspace_map(&p, &plan, NULL, total, &w) == FP2_ERR_ARG);
 }
 
-int main(void) {
-  for (int dt = FP2_BF16; dt <= FP2_FP8; dt++) {
-    one_case((fp2_dtype)dt, FP2_KERNEL_PORTABLE);
-    one_case((fp2_dtype)dt, FP2_KERNEL_SM90);
+static void pages_accepted(void) {
+  fp2_params p = {.hq = 24, .hkv = 8, .dim = 128, .block = 128, .qtile = 128};
+  const int table[1] = {0};
+  const fp2_kv_pages pages = {table, 1}, no_columns = {table, 0}, no_table = {NULL, 1};
+  EXPECT(fp2_check_pages(&p, NULL) == FP2_OK);
+  EXPECT(fp2_check_pages(&p, &pages) == FP2_ERR_ARG); /* pages without a page size */
+  static const int sizes[] = {16, 64, 128, 256};
+  for (int i = 0; i < 4; i++) {
+    p.page_size = sizes[i];
+    EXPECT(fp2_check_pages(&p, &pages) == FP2_OK);
+    EXPECT(fp2_check_pages(&p, NULL) == FP2_ERR_ARG);
+    EXPECT(fp2_check_pages(&p, &no_columns) == FP2_ERR_ARG);
+    EXPECT(fp2_check_pages(&p, &no_table) == FP2_ERR_ARG);
   }
+  static const int refused[] = {-16, 1, 8, 32, 100, 512};
+  for (int i = 0; i < 6; i++) {
+    p.page_size = refused[i];
+    EXPECT_MSG(fp2_check_pages(&p, &pages) == FP2_ERR_ARG, "page size %d accepted", refused[i]);
+  }
+}
+
+int main(void) {
+  for (int dt = FP2_BF16; dt <= FP2_FP8; dt++)
+    for (int page_size = 0; page_size <= 64; page_size += 64) {
+      one_case((fp2_dtype)dt, FP2_KERNEL_PORTABLE, page_size);
+      one_case((fp2_dtype)dt, FP2_KERNEL_SM90, page_size);
+    }
+  pages_accepted();
   return test_result("test_workspace");
 }

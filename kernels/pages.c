@@ -1,0 +1,19 @@
+/* K and V in pages (fp2_kv_pages): what a pass accepts of them. The page sizes are those of
+   vLLM's and FlashInfer's caches that this library takes: powers of two, so that the pool
+   finds a key's page with a shift. */
+#include "fp2.h"
+#include "status.h"
+
+fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages) {
+  const int ps = p->page_size;
+  if (ps == 0)
+    return pages ? fp2_fail(FP2_ERR_ARG, "pages given with page_size 0 (contiguous K/V): set the page size")
+                 : FP2_OK;
+  if (ps != 16 && ps != 64 && ps != 128 && ps != 256)
+    return fp2_fail(FP2_ERR_ARG, "page_size %d: the pages hold 16, 64, 128 or 256 keys", ps);
+  if (!pages || !pages->table)
+    return fp2_fail(FP2_ERR_ARG, "page_size %d needs the page table (fp2_kv_pages)", ps);
+  if (pages->max_pages < 1)
+    return fp2_fail(FP2_ERR_ARG, "max_pages %d: a page table has at least one column", pages->max_pages);
+  return FP2_OK;
+}
