@@ -539,6 +539,14 @@ int opts_validate(const fp2_opts *o, char *err) {
     err_set(err, "--trials: %d is not positive", o->run.trials);
     return -1;
   }
+  if (o->run.paged != 0 && o->run.paged != 16 && o->run.paged != 64 && o->run.paged != 128 && o->run.paged != 256) {
+    err_set(err, "--paged: %d keys a page (16, 64, 128 or 256)", o->run.paged);
+    return -1;
+  }
+  if (o->run.paged && o->run.backend == BACKEND_CPU) {
+    err_set(err, "--paged: pages are a layout of the gpu's K and V; the cpu backend has none");
+    return -1;
+  }
   if (o->run.kernel == KERNEL_SM90) {
     const fp2_params p = opts_params(o);
     if (fp2_sm90_supports_shape(&p) != FP2_OK) {
@@ -575,6 +583,7 @@ fp2_params opts_params(const fp2_opts *o) {
   p.correction = !o->select.no_correction;
   p.dtype = (fp2_dtype)o->shape.dtype;
   p.kernel = kernel_of_choice(o->run.kernel);
+  p.page_size = o->run.paged;
   return p;
 }
 

@@ -68,6 +68,7 @@ typedef struct input_opts { /* OPTS_DATA */
 typedef struct run_opts { /* OPTS_RUN, OPT_TRIALS */
   int backend;
   int kernel;      /* KERNEL_AUTO, KERNEL_PORTABLE or KERNEL_SM90: the gpu select and attention kernels */
+  int paged;       /* --paged: K and V in pages of this many keys on the gpu; 0: contiguous */
   int trials;      /* timed repetitions after one warm-up (gpu) */
   const char *out; /* JSON destination; NULL: none, "-": stdout */
 } run_opts;
@@ -132,6 +133,9 @@ static inline const char *dtypes_name(int dtypes) { return dtypes == DTYPES_BOTH
   {"--kernel", OPT_CHOICE, &(o)->run.kernel, KERNEL_CHOICES,                              \
    "gpu selection and attention kernels: sm90 (wgmma; --dim 128, --block 128 --qtile 128) " \
    "or portable (mma.sync); auto: sm90 on an sm_90 GPU for the shapes it takes, portable elsewhere"}, \
+  {"--paged", OPT_INT, &(o)->run.paged, "PAGE_SIZE",                                        \
+   "gpu: K and V in a page cache of 16, 64, 128 or 256 keys a page, drawn shuffled, as a "   \
+   "serving engine holds them (default: contiguous)"},                                       \
   {"--out", OPT_STRING, &(o)->run.out, "FILE.json", "write the JSON result (- for stdout)"}
 
 /* Every shared option: the start of each experiment's spec table. */

@@ -37,6 +37,10 @@ static int pick_backend(const char *cmd, const fp2_opts *o) {
     return -EXIT_SKIP;
   }
   const int backend = opts_backend(o, gpus > 0);
+  if (backend == BACKEND_CPU && o->run.paged) {
+    fail("%s: --paged: no CUDA GPU found, and the cpu backend has no pages%s%s", cmd, why[0] ? ": " : "", why);
+    return -EXIT_SKIP;
+  }
   if (backend == BACKEND_CPU && o->run.kernel != KERNEL_AUTO)
     fprintf(stderr, "fp2bench: %s: note: --kernel picks a gpu kernel; the cpu backend ignores it\n", cmd);
   return backend;

@@ -39,6 +39,7 @@ void experiment_config(cJSON *config, const fp2_opts *o, const data_source *src,
   char kernel[16]; /* what was asked; rows record what ran */
   choice_name(KERNEL_CHOICES, o->run.kernel, kernel, sizeof kernel);
   report_put_string(config, "kernel", kernel);
+  report_put_number(config, "page_size", o->run.paged); /* 0: K and V contiguous */
 }
 
 /* The paper's own numbers for an experiment (experiments/<name>.json: source, gpu and

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "event_timing.h"
 #include "gpu_backend.h"
+#include "kv_pages.h"
 #include "numeric.h"
 #include "run_choices.h"
 #include "stats.h"
@@ -24,7 +25,9 @@
 /* What the backend allocates: bf16 Q/K/V and O, and fp2_forward's one workspace, whose
    intermediates (operands, pooled vectors, index) the backend poisons and reads through w. */
 typedef struct device_buffers {
-  void *q, *k, *v;         /* bf16 */
+  void *q, *k, *v;         /* bf16; with --paged, k and v are pages */
+  int *table;              /* --paged: the page table */
+  fp2_kv_pages pages;
   void *o;                 /* bf16 */
   void *ws;
   size_t ws_bytes;
@@ -33,15 +36,36 @@ typedef struct device_buffers {
 } device_buffers;
 
 static void free_buffers(device_buffers *d) {
-  void *all[] = {d->q, d->k, d->v, d->o, d->ws, d->flush};
+  void *all[] = {d->q, d->k, d->v, d->table, d->o, d->ws, d->flush};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudaFree(all[i]);
   memset(d, 0, sizeof *d);
 }
 
-/* Bytes of device memory a problem needs, for the refusal message. */
-static double device_bytes(const problem *pb, size_t ws) {
-  double nq = (double)pb->total_q * pb->p.hq * pb->p.dim, nk = (double)pb->total_k * pb->p.hkv * pb->p.dim;
+/* Bytes of device memory a problem needs, for the refusal message (nk: K's values as held,
+   pages and spare pages included). */
+static double device_bytes(const problem *pb, double nk, size_t ws) {
+  double nq = (double)pb->total_q * pb->p.hq * pb->p.dim;
   return 2 * (nq + 2 * nk) + 2 * nq /* o */ + (double)ws + (double)FLUSH_BYTES;
+}
+
+/* --paged: one spare page a request, so that pages of no request lie among theirs; every row
+   the table does not name holds 3072 (a bf16 value no synthetic input reaches): a kernel that
+   read one would move a scale, a mean or an output. */
+enum { SPARE_PAGES_PER_REQUEST = 1 };
+#define UNNAMED_ROW_VALUE 3072.0f
+
+/* x's keys in kp's pages, uploaded as bf16 to dst. */
+static int upload_pages(const problem *pb, const kv_pages *kp, const float *x, void *dst, char *err) {
+  const size_t row = (size_t)pb->p.hkv * pb->p.dim, n = (size_t)kp->num_pages * kp->page_size * row;
+  int *cu_k = xmalloc(sizeof(int) * ((size_t)pb->batch + 1));
+  cu_k[0] = 0;
+  for (int b = 0; b < pb->batch; b++) cu_k[b + 1] = cu_k[b] + pb->lk[b];
+  float *h = xmalloc(sizeof(float) * n);
+  kv_pages_fill(kp, cu_k, x, row, UNNAMED_ROW_VALUE, h);
+  const int rc = operands_upload(dst, h, n, 0, err);
+  free(h);
+  free(cu_k);
+  return rc;
 }
 
 /* p: the problem's parameters with the kernel that runs (--kernel auto resolved). */
@@ -67,7 +91,8 @@ static int run_once(const problem *pb, const fp2_params *p, const pipeline_confi
                          .o = cfg->attend ? d->o : NULL,
                          .offsets = forced ? w->index.offsets : NULL,
                          .indices = forced ? w->index.indices : NULL,
-                         .events = ev};
+                         .events = ev,
+                         .pages = p->page_size ? &d->pages : NULL};
   CUDA_GOTO(cudaMemsetAsync(d->flush, 0, FLUSH_BYTES, 0), fail);
   FP2_OR_FAIL(fp2_forward(p, plan, &in, d->ws, d->ws_bytes, 0));
   CUDA_GOTO(cudaEventSynchronize(ev->at[FP2_STAGES]), fail);
@@ -139,23 +164,35 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
     return -1;
   }
   d.ws_bytes = fp2_workspace_bytes(p, &plan);
+  kv_pages kp = {0};
+  if (p->page_size && kv_pages_plan(&kp, pb->batch, pb->lk, p->page_size, SPARE_PAGES_PER_REQUEST * pb->batch,
+                                    cfg->seed, err) != 0)
+    goto fail;
+  const size_t nk_held = p->page_size ? (size_t)kp.num_pages * kp.page_size * p->hkv * p->dim : nk;
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_GOTO(cudaMemGetInfo(&free_bytes, &total_bytes), fail);
-  double need = device_bytes(pb, d.ws_bytes);
+  double need = device_bytes(pb, (double)nk_held, d.ws_bytes);
   if (need > (double)free_bytes) {
     err_set(err, "the problem needs %.2f GB of GPU memory but %.2f GB are free", need / 1e9, free_bytes / 1e9);
     goto fail;
   }
   CUDA_GOTO(cudaMalloc(&d.q, nq * 2), fail);
-  CUDA_GOTO(cudaMalloc(&d.k, nk * 2), fail);
-  CUDA_GOTO(cudaMalloc(&d.v, nk * 2), fail);
+  CUDA_GOTO(cudaMalloc(&d.k, nk_held * 2), fail);
+  CUDA_GOTO(cudaMalloc(&d.v, nk_held * 2), fail);
   CUDA_GOTO(cudaMalloc(&d.o, nq * 2), fail);
   CUDA_GOTO(cudaMalloc(&d.ws, d.ws_bytes), fail);
   CUDA_GOTO(cudaMalloc(&d.flush, FLUSH_BYTES), fail);
   FP2_OR_FAIL(fp2_workspace_map(p, &plan, d.ws, d.ws_bytes, &d.w));
-  if (operands_upload(d.q, pb->q, nq, 0, err) != 0 || operands_upload(d.k, pb->k, nk, 0, err) != 0 ||
-      operands_upload(d.v, pb->v, nk, 0, err) != 0)
+  if (operands_upload(d.q, pb->q, nq, 0, err) != 0) goto fail;
+  if (p->page_size) {
+    const size_t table_bytes = sizeof(int) * (size_t)kp.batch * kp.max_pages;
+    CUDA_GOTO(cudaMalloc((void **)&d.table, table_bytes), fail);
+    CUDA_GOTO(cudaMemcpy(d.table, kp.table, table_bytes, cudaMemcpyHostToDevice), fail);
+    d.pages = (fp2_kv_pages){d.table, kp.max_pages};
+    if (upload_pages(pb, &kp, pb->k, d.k, err) != 0 || upload_pages(pb, &kp, pb->v, d.v, err) != 0) goto fail;
+  } else if (operands_upload(d.k, pb->k, nk, 0, err) != 0 || operands_upload(d.v, pb->v, nk, 0, err) != 0) {
     goto fail;
+  }
   if (cfg->index) {
     if (upload_index(cfg->index, &d.w.index, err) != 0) goto fail;
   } else if (forced) {
@@ -198,6 +235,7 @@ fail:
   for (int i = 0; i <= FP2_STAGES; i++)
     if (ev.at[i]) cudaEventDestroy(ev.at[i]);
   free_buffers(&d);
+  kv_pages_free(&kp);
   fp2_plan_destroy(&plan);
   if (rc != 0) pipeline_result_free(out);
   return rc;
