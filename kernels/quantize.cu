@@ -43,6 +43,24 @@ __device__ __forceinline__ void for_each_tail(size_t n, F f) {
   for (size_t i = n / kVec * kVec + blockIdx.x * (size_t)kThreads + threadIdx.x; i < n; i += stride) f(i);
 }
 
+/* The CTA's largest of each thread's m[x] into amax[first + step x], as float bits
+   (non-negative floats order as their bits). */
+template <int kN>
+__device__ __forceinline__ void cta_amax(float (&m)[kN], unsigned *amax, int first, int step) {
+  __shared__ float warp_max[kN][kThreads / 32];
+#pragma unroll
+  for (int x = 0; x < kN; x++) {
+    for (int o = 16; o > 0; o >>= 1) m[x] = fmaxf(m[x], __shfl_xor_sync(0xffffffffu, m[x], o));
+    if (threadIdx.x % 32 == 0) warp_max[x][threadIdx.x / 32] = m[x];
+  }
+  __syncthreads();
+  if (threadIdx.x < kN) {
+    float t = 0.0f;
+    for (int w = 0; w < kThreads / 32; w++) t = fmaxf(t, warp_max[threadIdx.x][w]);
+    atomicMax(amax + first + step * (int)threadIdx.x, __float_as_uint(t));
+  }
+}
+
 /* What the amax pass reads: V, K and Q as one run of 16-byte loads, end to end, walked from
    the end. One grid over the three leaves no tail and ramp between them, and V's first
    blocks, with which the pool starts next, are the last read: still in L2. */
@@ -77,18 +95,7 @@ __global__ void amax_kernel(const AmaxRun r, unsigned *amax) {
       });
 #pragma unroll
   for (int s = 0; s < 3; s++) for_each_tail(r.n[s], [&](size_t i) { add(s, __bfloat162float(r.x[s][i])); });
-  __shared__ float warp_max[3][kThreads / 32];
-#pragma unroll
-  for (int s = 0; s < 3; s++) {
-    for (int o = 16; o > 0; o >>= 1) m[s] = fmaxf(m[s], __shfl_xor_sync(0xffffffffu, m[s], o));
-    if (threadIdx.x % 32 == 0) warp_max[s][threadIdx.x / 32] = m[s];
-  }
-  __syncthreads();
-  if (threadIdx.x < 3) {
-    float t = 0.0f;
-    for (int w = 0; w < kThreads / 32; w++) t = fmaxf(t, warp_max[threadIdx.x][w]);
-    atomicMax(amax + 2 - threadIdx.x, __float_as_uint(t)); /* non-negative floats order as their bits */
-  }
+  cta_amax(m, amax, 2, -1); /* v, k, q to amax[2], [1], [0] */
 }
 
 /* What the amax of K and V in pages reads: each key row (hkv x dim values, contiguous in its
@@ -131,18 +138,7 @@ __global__ void amax_pages_kernel(const AmaxPages a, unsigned *amax) {
         for (int e = 0; e < kVec; e++) m[x] = fmaxf(m[x], fabsf(__bfloat162float(b[e]))); /* zeros: no row */
       }
   }
-  __shared__ float warp_max[2][kThreads / 32];
-#pragma unroll
-  for (int x = 0; x < 2; x++) {
-    for (int o = 16; o > 0; o >>= 1) m[x] = fmaxf(m[x], __shfl_xor_sync(0xffffffffu, m[x], o));
-    if (threadIdx.x % 32 == 0) warp_max[x][threadIdx.x / 32] = m[x];
-  }
-  __syncthreads();
-  if (threadIdx.x < 2) {
-    float t = 0.0f;
-    for (int w = 0; w < kThreads / 32; w++) t = fmaxf(t, warp_max[threadIdx.x][w]);
-    atomicMax(amax + 1 + threadIdx.x, __float_as_uint(t));
-  }
+  cta_amax(m, amax, 1, 1); /* k, v to amax[1], [2] */
 }
 
 __global__ void scales_kernel(const unsigned *amax, float *scales) {
