@@ -136,8 +136,9 @@ static fp2_status quantize(pass *x) {
 
 static fp2_status pool(pass *x) {
   const int fp8 = x->p->dtype == FP2_FP8;
-  return fp2_pool(x->p, x->plan, x->in->k, x->in->v, x->in->pages, x->scales, x->w.k_mean, x->w.v_mean, x->w.kbar,
-                  x->w.vbar, fp8 ? (void *)x->w.k8 : x->w.k16, fp8 ? (void *)x->w.v8 : x->w.v16, x->vt, x->stream);
+  return fp2_pool(x->p, x->plan, x->in->k, x->in->v, x->in->pages, x->in->pooled, x->scales, x->w.k_mean,
+                  x->w.v_mean, x->w.kbar, x->w.vbar, fp8 ? (void *)x->w.k8 : x->w.k16, fp8 ? (void *)x->w.v8 : x->w.v16,
+                  x->vt, x->stream);
 }
 
 static fp2_status select_blocks(pass *x) {
@@ -166,7 +167,9 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
   if (!in->q || !in->k || !in->v) return fp2_fail(FP2_ERR_ARG, "fp2_forward: q, k and v are required");
   if (!in->offsets != !in->indices)
     return fp2_fail(FP2_ERR_ARG, "fp2_forward: a given index needs both its offsets and its indices");
-  if ((st = fp2_check_pages(p, in->pages)) != FP2_OK) return st;
+  if ((st = fp2_check_pages(p, in->pages)) != FP2_OK ||
+      (st = fp2_check_pooled_cache(p, plan, in->pages, in->pooled)) != FP2_OK)
+    return st;
   const int fp8 = p->dtype == FP2_FP8;
   /* The attention's operands: FP8's codes, or BF16 as given, or from pages the pool's copy. */
   x.q = fp8 ? (const void *)x.w.q8 : in->q;

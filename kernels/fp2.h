@@ -166,6 +166,25 @@ typedef struct fp2_kv_pages {
    (pages non-NULL, max_pages >= 1); else FP2_ERR_ARG with the reason. Needs no GPU. */
 fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages);
 
+/* Pooled means kept across the chunks of a prefill: the means of a request's full key blocks
+   do not change once its keys are written, so a chunk need not pool its prefix again. Row r
+   of k_mean and of v_mean is [hkv, dim] f32; key block j of request b lies in row
+   table[b * max_blocks + j]. A pass reads the blocks wholly inside a request's first lk - lq
+   keys (those before its queries: the earlier chunks, run with this cache, wrote them) and
+   pools the others, writing each full one it pools. BF16 with contiguous K and V only: FP8
+   re-converts the prefix under the chunk's per-tensor scales, and from pages the pool copies
+   every key for the attention, so that both read the whole prefix anyway. */
+typedef struct fp2_pooled_cache {
+  float *k_mean, *v_mean; /* device [rows, hkv, dim] */
+  const int *table;       /* device [batch, max_blocks] */
+  int max_blocks;         /* at least plan->max_blocks */
+} fp2_pooled_cache;
+
+/* FP2_OK where cache is NULL, or one p, plan and pages allow (above); else FP2_ERR_ARG or
+   FP2_ERR_UNSUPPORTED with the reason. Needs no GPU. */
+fp2_status fp2_check_pooled_cache(const fp2_params *p, const fp2_plan *plan, const fp2_kv_pages *pages,
+                                  const fp2_pooled_cache *cache);
+
 /* FP8 (DESIGN.md section 3). The per-tensor scales of q (nq values), k and v (nk each),
    bf16, 16-byte aligned: scales[t] = amax / 448 (1 when amax is 0), from an amax pass over
    each. amax_scratch: three device words. */
@@ -190,10 +209,13 @@ fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t
    codes' values; BF16 from pages copies them there (16-byte aligned); BF16 contiguous takes
    NULL. vt (FP8 with head dim and block 128, else NULL; 16-byte aligned): V's codes and V̄'s
    also written transposed, as the sm90 kernel reads them, into fp2_attend's workspace, which
-   then takes v = NULL; v_out may then be NULL, and V's codes go only there. */
+   then takes v = NULL; v_out may then be NULL, and V's codes go only there. cache (NULL: none;
+   fp2_pooled_cache): the blocks of each request's prefix are read from it, not pooled, and the
+   full blocks pooled are written to it. */
 fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v,
-                    const fp2_kv_pages *pages, const float *scales, float *k_mean, float *v_mean, void *kbar,
-                    void *vbar, void *k_out, void *v_out, uint8_t *vt, cudaStream_t stream);
+                    const fp2_kv_pages *pages, const fp2_pooled_cache *cache, const float *scales, float *k_mean,
+                    float *v_mean, void *kbar, void *vbar, void *k_out, void *v_out, uint8_t *vt,
+                    cudaStream_t stream);
 
 /* The block index: per segment, ascending kept blocks. scratch holds the scored blocks'
    log2 energies, each segment's at seg_base, and then its kept blocks; counts, offsets and
@@ -271,6 +293,7 @@ typedef struct fp2_inputs {
   const int *indices;   /* selecting one; both NULL: select */
   const fp2_stage_events *events; /* NULL: none */
   const fp2_kv_pages *pages;      /* NULL: k and v contiguous; else k and v are pages (p->page_size) */
+  const fp2_pooled_cache *pooled; /* NULL: every key block is pooled; else the means kept across chunks */
 } fp2_inputs;
 
 /* Where each intermediate lies in a workspace (fp2_workspace_map): fp2_forward writes them,

@@ -84,7 +84,7 @@ class Inputs(ctypes.Structure):
     """fp2_inputs."""
     _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
                 ("offsets", _int_p), ("indices", _int_p), ("events", ctypes.POINTER(StageEvents)),
-                ("pages", ctypes.c_void_p)]
+                ("pages", ctypes.c_void_p), ("pooled", ctypes.c_void_p)]
 
 
 # The C names of the mirrors, for the layout test (tests/test_binding.py).

@@ -10,6 +10,10 @@
    does not pay for it): each key row is then read through the page table, and the pool
    writes the attention's operands contiguous (FP8's codes, as always; BF16 a copy), so that
    no later stage reads the pages.
+   A pooled cache (fp2_pooled_cache; BF16, contiguous) keeps the means of full blocks across
+   the chunks of a prefill: a CTA whose block lies in its request's prefix reads its means
+   there and reads no key, and a CTA that pools a full block writes them there. Written by
+   this same code from the same keys, a cached mean is the one pooling would give, bit for bit.
    One CTA per (key block, KV head): 16 lanes of 16-byte loads per key row, 16 key rows at
    a time, partial sums in f32 combined through shared memory. Bandwidth-bound: reads K and
    V once. v1 (one thread per head dimension, one element a load, from the codes of a
@@ -36,7 +40,7 @@ struct PoolShape {
 
 struct PoolArgs {
   fp2_params p;
-  const int *cu_k, *cu_blocks, *cu_chunks;
+  const int *cu_q, *cu_k, *cu_blocks, *cu_chunks;
   int batch;
   const __nv_bfloat16 *x[2]; /* k, v: contiguous, or pages */
   const int *table;          /* pages: fp2_kv_pages */
@@ -47,6 +51,9 @@ struct PoolArgs {
   void *out[2];              /* contiguous K and V for the attention: FP8's codes (with vt, V's
                                 may be NULL), BF16 from pages a copy; else NULL */
   uint8_t *vt;               /* FP8, sm90 shape: V's codes and then V̄'s, transposed; else NULL */
+  float *cache_mean[2];      /* the pooled cache (BF16, contiguous): k_mean, v_mean; */
+  const int *cache_table;    /* NULL: none */
+  int cache_max_blocks;
 };
 
 /* The transposed values (transpose_values.h): V^T [hkv * 128, 128 * total_blocks], with the
@@ -106,6 +113,20 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   while (a.cu_blocks[s + 1] <= gblock) s++;
   const int j = gblock - a.cu_blocks[s], lk = a.cu_k[s + 1] - a.cu_k[s];
   const int first = j * p.block, count = min(p.block, lk - first);
+  const size_t out = ((size_t)h * total_blocks + gblock) * D; /* + d: this block's means, head h */
+  size_t cached = 0; /* with a pooled cache: the block's row there, + d */
+  if constexpr (!kFp8 && !kPaged)
+    if (a.cache_table) {
+      cached = ((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D;
+      if (first + p.block <= lk - (a.cu_q[s + 1] - a.cu_q[s])) { /* before the chunk's queries: kept */
+        if (threadIdx.x >= 2 * D) return;
+        const int x = threadIdx.x / D, d = threadIdx.x % D;
+        const float mean = a.cache_mean[x][cached + d];
+        a.mean[x][out + d] = mean;
+        static_cast<__nv_bfloat16 *>(a.bar[x])[out + d] = __float2bfloat16_rn(mean);
+        return;
+      }
+    }
   float inverse[2], sum[2][8] = {};
 #pragma unroll
   for (int x = 0; x < 2; x++) inverse[x] = e4m3_inverse(kFp8 ? a.scales[1 + x] : 1.0f);
@@ -162,11 +183,10 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
 #pragma unroll
   for (int r = 0; r < kRowsAtOnce; r++) total += partial[x][r][d];
   const float scale = kFp8 ? a.scales[1 + x] : 1.0f, mean = total * scale / (float)count;
-  const size_t out = ((size_t)h * total_blocks + gblock) * D + d;
-  a.mean[x][out] = mean;
+  a.mean[x][out + d] = mean;
   if constexpr (kFp8) {
     const uint8_t code = e4m3_code(mean, e4m3_inverse(scale));
-    static_cast<uint8_t *>(a.bar[x])[out] = code;
+    static_cast<uint8_t *>(a.bar[x])[out + d] = code;
     if (kVt && x == 1) { /* V̄^T: this mean's column, and zeros past the sequence's last block */
       const int total_chunks = a.cu_chunks[a.batch], nblocks = a.cu_blocks[s + 1] - a.cu_blocks[s];
       uint8_t *row = a.vt + (size_t)p.hkv * kVtRows * vt_pitch +
@@ -178,7 +198,9 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
         for (int m = j % kVtRows + 1; m < kVtRows; m++) row[column(m)] = 0;
     }
   } else {
-    static_cast<__nv_bfloat16 *>(a.bar[x])[out] = __float2bfloat16_rn(mean);
+    static_cast<__nv_bfloat16 *>(a.bar[x])[out + d] = __float2bfloat16_rn(mean);
+    if constexpr (!kPaged)
+      if (a.cache_table && count == p.block) a.cache_mean[x][cached + d] = mean; /* full: kept */
   }
 }
 
@@ -199,12 +221,14 @@ void launch(const PoolArgs &a, dim3 grid, cudaStream_t stream) {
 }  // namespace fp2
 
 extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v,
-                               const fp2_kv_pages *pages, const float *scales, float *k_mean, float *v_mean,
-                               void *kbar, void *vbar, void *k_out, void *v_out, uint8_t *vt, cudaStream_t stream) {
+                               const fp2_kv_pages *pages, const fp2_pooled_cache *cache, const float *scales,
+                               float *k_mean, float *v_mean, void *kbar, void *vbar, void *k_out, void *v_out,
+                               uint8_t *vt, cudaStream_t stream) {
   using namespace fp2;
   const int fp8 = p->dtype == FP2_FP8;
   fp2_status st;
-  if ((st = fp2_check_pages(p, pages)) != FP2_OK) return st;
+  if ((st = fp2_check_pages(p, pages)) != FP2_OK || (st = fp2_check_pooled_cache(p, plan, pages, cache)) != FP2_OK)
+    return st;
   if (p->dim != 128 && p->dim != 64)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (fp8 && (!scales || !k_out || (!v_out && !vt)))
@@ -222,6 +246,7 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
   int page_shift = 0;
   while (pages && (1 << page_shift) < p->page_size) page_shift++;
   const PoolArgs a = {*p,
+                      plan->cu_q,
                       plan->cu_k,
                       plan->cu_blocks,
                       plan->cu_chunks,
@@ -234,7 +259,10 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
                       {k_mean, v_mean},
                       {kbar, vbar},
                       {k_out, v_out},
-                      vt};
+                      vt,
+                      {cache ? cache->k_mean : nullptr, cache ? cache->v_mean : nullptr},
+                      cache ? cache->table : nullptr,
+                      cache ? cache->max_blocks : 0};
   const dim3 grid((unsigned)plan->total_blocks * p->hkv);
   if (p->dim == 128)
     pages ? launch<128, true>(a, grid, stream) : launch<128, false>(a, grid, stream);

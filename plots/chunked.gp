@@ -1,7 +1,8 @@
 # Chunked prefill: total time (index stage + attention) of the prompt in query chunks, relative
-# to one pass over it, and the density each gives.
+# to one pass over it, and the density each gives; "+cache" marks the chunks run with the pooled
+# cache (the means of earlier chunks' key blocks read, not pooled again).
 # Usage: gnuplot -c chunked.gp DATA.dat OUT.png   (fp2bench plot RESULT.json writes DATA.dat)
-# columns: chunk time_vs_one_pass density index_ms attend_ms
+# columns: chunk time_vs_one_pass density index_ms attend_ms mode
 
 script_dir = ARG0
 i = strlen(script_dir)
@@ -21,6 +22,6 @@ set style fill solid 0.8 border -1
 set boxwidth 0.6
 set key top left opaque box lc rgb "#d8d8d8"
 
-plot ARG1 using 4:xtic(sprintf("%d", $1)) ls 2 title "index stage", \
+plot ARG1 using 4:xtic(sprintf("%d%s", $1, strcol(6) eq "chunked+cache" ? " +cache" : "")) ls 2 title "index stage", \
      '' using 5 ls 1 title "attention", \
      '' using 0:(100 * $3) axes x1y2 with points ls 9 title "density (right axis)"

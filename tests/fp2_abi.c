@@ -57,6 +57,7 @@ int main(void) {
   FIELD(fp2_inputs, indices);
   FIELD(fp2_inputs, events);
   FIELD(fp2_inputs, pages);
+  FIELD(fp2_inputs, pooled);
 
   ENUM(FP2_BF16);
   ENUM(FP2_FP8);

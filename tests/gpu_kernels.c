@@ -211,7 +211,7 @@ static void test_pool(const fixture *f) {
   p90.kernel = FP2_KERNEL_SM90;
   const size_t nvt = f->fp8 ? fp2_attend_workspace_bytes(&p90, &f->plan) : 0;
   void *vt = nvt ? dev_codes_poisoned(nvt) : NULL;
-  check_fp2(fp2_pool(&f->pb.p, &f->plan, f->k16, f->v16, NULL, f->scales, k_mean, v_mean, kbar, vbar, k8, v8, vt, 0),
+  check_fp2(fp2_pool(&f->pb.p, &f->plan, f->k16, f->v16, NULL, NULL, f->scales, k_mean, v_mean, kbar, vbar, k8, v8, vt, 0),
             "fp2_pool");
   CHECK_CUDA(cudaDeviceSynchronize());
   if (f->fp8) {

@@ -2,7 +2,8 @@
    kernels, every region fp2_workspace_map gives starts on a 256-byte boundary, holds what
    fp2.h says it holds, overlaps no other and ends inside fp2_workspace_bytes; the FP8-only
    regions are NULL for BF16, the BF16 copies of paged K and V only there; a workspace too
-   small or misaligned is refused; fp2_check_pages takes the page sizes fp2.h names. The plan is
+   small or misaligned is refused; fp2_check_pages takes the page sizes fp2.h names, and
+   fp2_check_pooled_cache a cache where fp2.h says it may be used, and nowhere else. The plan is
    filled by hand (sizes only: the layout reads no device memory), so no GPU is needed. */
 #include <stdint.h>
 #include <string.h>
@@ -92,6 +93,28 @@ static void pages_accepted(void) {
   }
 }
 
+static void pooled_cache_accepted(void) {
+  fp2_params p = {.hq = 24, .hkv = 8, .dim = 128, .block = 128, .qtile = 128};
+  const fp2_plan plan = {.batch = 2, .max_blocks = 17};
+  const int table[1] = {0};
+  float mean[1];
+  const fp2_pooled_cache cache = {mean, mean, table, 17}, narrow = {mean, mean, table, 16},
+                         no_table = {mean, mean, NULL, 17}, no_means = {NULL, mean, table, 17};
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, NULL) == FP2_OK);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &cache) == FP2_OK);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &narrow) == FP2_ERR_ARG); /* a request has 17 blocks */
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &no_table) == FP2_ERR_ARG);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &no_means) == FP2_ERR_ARG);
+  const fp2_kv_pages pages = {table, 1};
+  p.page_size = 64;
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &pages, &cache) == FP2_ERR_UNSUPPORTED);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &pages, NULL) == FP2_OK);
+  p.page_size = 0;
+  p.dtype = FP2_FP8;
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &cache) == FP2_ERR_UNSUPPORTED);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, NULL) == FP2_OK);
+}
+
 int main(void) {
   for (int dt = FP2_BF16; dt <= FP2_FP8; dt++)
     for (int page_size = 0; page_size <= 64; page_size += 64) {
@@ -99,5 +122,6 @@ int main(void) {
       one_case((fp2_dtype)dt, FP2_KERNEL_SM90, page_size);
     }
   pages_accepted();
+  pooled_cache_accepted();
   return test_result("test_workspace");
 }

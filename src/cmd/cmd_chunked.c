@@ -1,9 +1,13 @@
 /* fp2bench chunked: chunked prefill at operator level (the paper's Tab. 6 setting). The
    prompt is split into query chunks of C tokens; chunk c attends to all keys before its end,
    with the index re-run for it (the tail rule applied to the chunk's own last tiles, as a
-   serving engine would). Total time and density against the same prompt in one pass. */
+   serving engine would). Total time and density against the same prompt in one pass. On the
+   gpu in BF16 with contiguous K and V, each chunk is also run with a pooled cache
+   (fp2_pooled_cache: the means of the blocks earlier chunks pooled are read, not pooled again),
+   right after the same chunk without it; its index must be the same. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "density.h"
@@ -22,10 +26,15 @@ typedef struct pass_total {
   double computed, causal; /* pairs */
 } pass_total;
 
-static int one_pass(const experiment_run *x, problem *pb, pass_total *t, char *err) {
-  pipeline_config cfg = {.density = x->o->input.density, .seed = (uint64_t)x->o->input.seed, .attend = 1};
+/* One pass, its times and pairs added to t; cache: the pooled cache it runs with (NULL: none);
+   index: where its index is kept (NULL: not kept). */
+static int one_pass(const experiment_run *x, problem *pb, const fp2_pooled_cache *cache, pass_total *t,
+                    csr_index *index, char *err) {
+  pipeline_config cfg = {
+      .density = x->o->input.density, .seed = (uint64_t)x->o->input.seed, .attend = 1, .pooled_cache = cache};
   pipeline_result r;
   if (backend_pipeline(x->backend, pb, &cfg, x->o->run.trials, &r, err) != 0) return -1;
+  if (index) csr_copy(&r.index, index);
   density_stats d;
   density_measure(pb, &r.index, pb->p.correction, &d);
   t->kernel = r.kernel;
@@ -38,25 +47,46 @@ static int one_pass(const experiment_run *x, problem *pb, pass_total *t, char *e
   return 0;
 }
 
-/* The prompt in chunks of `chunk` queries (the last one shorter when chunk does not divide it). */
-static int chunked_pass(const experiment_run *x, const problem *full, int chunk, pass_total *t, char *err) {
+static int same_index(const csr_index *a, const csr_index *b) {
+  return a->nseg == b->nseg && a->nnz == b->nnz &&
+         memcmp(a->offsets, b->offsets, sizeof(int) * ((size_t)a->nseg + 1)) == 0 &&
+         memcmp(a->indices, b->indices, sizeof(int) * (size_t)a->nnz) == 0;
+}
+
+/* The prompt in chunks of `chunk` queries (the last one shorter when chunk does not divide it);
+   with cache (fresh: every row NaN), each chunk again with it, into cached. */
+static int chunked_pass(const experiment_run *x, const problem *full, int chunk, const fp2_pooled_cache *cache,
+                        pass_total *t, pass_total *cached, char *err) {
   const int len = full->lq[0];
   for (int first = 0; first < len; first += chunk) {
     problem c;
+    csr_index without = {0}, with = {0};
     problem_chunk(full, first, first + chunk < len ? chunk : len - first, &c);
     problem_prepare(&c, x->backend == BACKEND_GPU);
-    int rc = one_pass(x, &c, t, err);
+    int rc = one_pass(x, &c, NULL, t, cache ? &without : NULL, err);
+    if (rc == 0 && cache) {
+      rc = one_pass(x, &c, cache, cached, &with, err);
+      if (rc == 0 && !same_index(&without, &with)) {
+        err_set(err, "the pooled cache changed the index of the chunk at %d (a bug: it must not)", first);
+        rc = -1;
+      }
+    }
+    csr_free(&without);
+    csr_free(&with);
     problem_free(&c);
     if (rc != 0) return -1;
   }
   return 0;
 }
 
+/* A row; uncached: for a pooled cache's row, the same chunks without it (else NULL). */
 static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t chunk, const pass_total *t,
-                 const pass_total *whole) {
+                 const pass_total *whole, const pass_total *uncached) {
   double total = t->index_ms + t->attend_ms, whole_total = whole->index_ms + whole->attend_ms;
-  fprintf(txt, "%7lld %-9s %7lld %8.2f%% %10.3f %10.3f %10.3f %9.2fx\n", (long long)len, mode, (long long)chunk,
+  fprintf(txt, "%7lld %-13s %7lld %8.2f%% %10.3f %10.3f %10.3f %9.2fx", (long long)len, mode, (long long)chunk,
           100 * t->computed / t->causal, t->index_ms, t->attend_ms, total, total / whole_total);
+  if (uncached) fprintf(txt, " %12.2f", t->index_ms / uncached->index_ms);
+  fputc('\n', txt);
   if (!rep) return;
   cJSON *row = report_add_row(rep);
   report_put_number(row, "len", (double)len);
@@ -68,6 +98,15 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
   report_put_number(row, "attend_ms", t->attend_ms);
   report_put_number(row, "total_ms", total);
   report_put_number(row, "time_vs_one_pass", total / whole_total);
+  if (uncached) report_put_number(row, "index_vs_uncached", t->index_ms / uncached->index_ms);
+}
+
+/* Why the chunks run without a pooled cache here (NULL: they run with one too). */
+static const char *no_cache_reason(const experiment_run *x, const problem *full) {
+  if (x->backend != BACKEND_GPU) return "the cpu backend has no pooled cache";
+  if (full->p.dtype != FP2_BF16) return "the pooled cache takes BF16 only (FP8 converts the whole prefix per chunk)";
+  if (full->p.page_size) return "the pooled cache takes contiguous K and V only (the pool copies the pages)";
+  return NULL;
 }
 
 /* The prompt in one pass, then in chunks of each size. */
@@ -77,22 +116,29 @@ static int row(void *args, const experiment_run *x, problem *full) {
   char err[ERR_LEN];
   int rc = EXIT_OK;
   pass_total whole = {0, 0, 0, 0};
+  const char *no_cache = no_cache_reason(x, full);
+  if (no_cache) fprintf(stderr, "fp2bench: chunked: no pooled-cache rows: %s\n", no_cache);
   fprintf(stderr, "fp2bench: chunked: one pass\n");
-  if (one_pass(x, full, &whole, err) != 0) {
+  if (one_pass(x, full, NULL, &whole, NULL, err) != 0) {
     fail("chunked: %s", err);
     rc = EXIT_RUNTIME;
   } else {
-    emit(x->txt, x->rep, len, "one-pass", len, &whole, &whole);
+    emit(x->txt, x->rep, len, "one-pass", len, &whole, &whole, NULL);
   }
   for (int i = 0; i < a->chunks.n && rc == EXIT_OK; i++) {
-    pass_total t = {0, 0, 0, 0};
-    fprintf(stderr, "fp2bench: chunked: chunks of %lld\n", (long long)a->chunks.v[i]);
-    if (chunked_pass(x, full, (int)a->chunks.v[i], &t, err) != 0) {
+    pass_total t = {0, 0, 0, 0}, cached = {0, 0, 0, 0};
+    fp2_pooled_cache cache;
+    fprintf(stderr, "fp2bench: chunked: chunks of %lld%s\n", (long long)a->chunks.v[i],
+            no_cache ? "" : ", each without and with the pooled cache");
+    if ((!no_cache && gpu_pooled_cache_create(&full->p, len, &cache, err) != 0) ||
+        chunked_pass(x, full, (int)a->chunks.v[i], no_cache ? NULL : &cache, &t, &cached, err) != 0) {
       fail("chunked: %s", err);
       rc = EXIT_RUNTIME;
-      break;
     }
-    emit(x->txt, x->rep, len, "chunked", a->chunks.v[i], &t, &whole);
+    if (!no_cache) gpu_pooled_cache_free(&cache);
+    if (rc != EXIT_OK) break;
+    emit(x->txt, x->rep, len, "chunked", a->chunks.v[i], &t, &whole, NULL);
+    if (!no_cache) emit(x->txt, x->rep, len, "chunked+cache", a->chunks.v[i], &cached, &whole, &t);
   }
   return rc;
 }
@@ -100,8 +146,8 @@ static int row(void *args, const experiment_run *x, problem *full) {
 static void begin(void *args, const experiment_run *x) {
   const chunked_args *a = args;
   experiment_config_set(x->rep, "chunk", experiment_sizes_json(&a->chunks)); /* what it swept */
-  fprintf(x->txt, "%7s %-9s %7s %9s %10s %10s %10s %10s\n", "len", "mode", "chunk", "density", "index ms",
-          "attend ms", "total ms", "vs 1 pass");
+  fprintf(x->txt, "%7s %-13s %7s %9s %10s %10s %10s %10s %12s\n", "len", "mode", "chunk", "density", "index ms",
+          "attend ms", "total ms", "vs 1 pass", "idx/uncached");
 }
 
 static int check_args(void *args, const data_source *src) {
@@ -123,7 +169,10 @@ static const experiment_cmd chunked_cmd = {
     .name = "chunked",
     .usage = "chunked [options]",
     .summary = "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
-               "end with the index re-run per chunk; total time and density against one pass.",
+               "end with the index re-run per chunk; total time and density against one pass. On the\n"
+               "gpu in BF16 with contiguous K and V, each chunk also runs with a pooled cache (the\n"
+               "means of the key blocks earlier chunks pooled, read rather than pooled again:\n"
+               "rows chunked+cache, index_vs_uncached), its index checked to be the same.",
     .check = check_args,
     .one_len = 1,
     .begin = begin,

@@ -73,7 +73,7 @@ static const step steps[] = {
      "len density quantise.median_ms pool.median_ms select.median_ms attend_uncorrected.median_ms correction_ms total_ms",
      {"breakdown", NULL}},
     {"chunked", "Chunked prefill (Tab. 6's setting)",
-     "mode chunk density index_ms attend_ms total_ms time_vs_one_pass",
+     "mode chunk density index_ms attend_ms total_ms time_vs_one_pass index_vs_uncached",
      {"chunked", NULL}},
     {"hpc-ops", "Index size against HPC-Ops' dense mask, and sparse FP8 time per density (Fig. 5)",
      "len forced_density density hpc_mask_bytes csr_bytes csr_saving attend.median_ms hpc.median_ms hpc_density "

@@ -92,7 +92,8 @@ static int run_once(const problem *pb, const fp2_params *p, const pipeline_confi
                          .offsets = forced ? w->index.offsets : NULL,
                          .indices = forced ? w->index.indices : NULL,
                          .events = ev,
-                         .pages = p->page_size ? &d->pages : NULL};
+                         .pages = p->page_size ? &d->pages : NULL,
+                         .pooled = cfg->pooled_cache};
   CUDA_GOTO(cudaMemsetAsync(d->flush, 0, FLUSH_BYTES, 0), fail);
   FP2_OR_FAIL(fp2_forward(p, plan, &in, d->ws, d->ws_bytes, 0));
   CUDA_GOTO(cudaEventSynchronize(ev->at[FP2_STAGES]), fail);
@@ -239,4 +240,32 @@ fail:
   fp2_plan_destroy(&plan);
   if (rc != 0) pipeline_result_free(out);
   return rc;
+}
+
+int gpu_pooled_cache_create(const fp2_params *p, int len, fp2_pooled_cache *cache, char *err) {
+  const int nblocks = fp2_num_blocks(p, len);
+  const size_t bytes = sizeof(float) * (size_t)nblocks * p->hkv * p->dim;
+  int *table = xmalloc(sizeof(int) * (size_t)(nblocks > 0 ? nblocks : 1));
+  for (int j = 0; j < nblocks; j++) table[j] = j;
+  memset(cache, 0, sizeof *cache);
+  cache->max_blocks = nblocks;
+  CUDA_GOTO(cudaMalloc((void **)&cache->k_mean, bytes), fail);
+  CUDA_GOTO(cudaMalloc((void **)&cache->v_mean, bytes), fail);
+  CUDA_GOTO(cudaMalloc((void **)&cache->table, sizeof(int) * (size_t)nblocks), fail);
+  CUDA_GOTO(cudaMemset(cache->k_mean, 0xff, bytes), fail);
+  CUDA_GOTO(cudaMemset(cache->v_mean, 0xff, bytes), fail);
+  CUDA_GOTO(cudaMemcpy((void *)cache->table, table, sizeof(int) * (size_t)nblocks, cudaMemcpyHostToDevice), fail);
+  free(table);
+  return 0;
+fail:
+  free(table);
+  gpu_pooled_cache_free(cache);
+  return -1;
+}
+
+void gpu_pooled_cache_free(fp2_pooled_cache *cache) {
+  cudaFree(cache->k_mean);
+  cudaFree(cache->v_mean);
+  cudaFree((void *)cache->table);
+  memset(cache, 0, sizeof *cache);
 }

@@ -11,4 +11,10 @@
    0, or -1 with err (a CUDA or library error, or a size that does not fit). */
 int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipeline_result *out, char *err);
 
+/* A pooled cache (fp2_pooled_cache) for the chunks of one prompt of len keys with p's shape:
+   block j at row j, every row NaN until a pass pools it, so that a pass reading a row no
+   earlier chunk wrote gives NaN. 0, or -1 with err. */
+int gpu_pooled_cache_create(const fp2_params *p, int len, fp2_pooled_cache *cache, char *err);
+void gpu_pooled_cache_free(fp2_pooled_cache *cache);
+
 #endif

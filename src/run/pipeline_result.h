@@ -17,6 +17,8 @@ typedef struct pipeline_config {
   int attend;            /* 1: compute output rows; 0: stop after the index */
   const row_sample *rows; /* with attend: only these rows (the others stay NaN); NULL: all */
   int keep_outputs;      /* gpu: bring back outputs, pooled vectors and operands (the index always) */
+  const fp2_pooled_cache *pooled_cache; /* gpu: means kept across the chunks of a prompt
+                                           (gpu_pooled_cache_create); NULL: none */
   pooled_mode pooled;    /* cpu backend: rounding of pooled vectors */
   prob_mode prob;        /* cpu backend: rounding of probabilities */
 } pipeline_config;
