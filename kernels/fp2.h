@@ -132,6 +132,8 @@ typedef struct fp2_plan {
   int max_blocks;        /* most key blocks of one sequence */
   int capacity;          /* causal blocks summed over segments: the most the index can hold */
   int total_chunks;      /* chunks of FP2_POOLED_CHUNK pooled vectors, each sequence's rounded up */
+  int prefix_blocks;     /* key blocks wholly inside their sequence's first lk - lq keys (those
+                            before its queries): what a pooled cache holds */
   int *cu_q, *cu_k;          /* device [batch+1]: first row of each sequence */
   int *cu_tiles, *cu_blocks; /* device [batch+1]: prefix of tiles and of key blocks */
   int *cu_chunks;        /* device [batch+1]: prefix of pooled chunks */
@@ -175,7 +177,7 @@ fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages);
    re-converts the prefix under the chunk's per-tensor scales, and from pages the pool copies
    every key for the attention, so that both read the whole prefix anyway. */
 typedef struct fp2_pooled_cache {
-  float *k_mean, *v_mean; /* device [rows, hkv, dim] */
+  float *k_mean, *v_mean; /* device [rows, hkv, dim], 16-byte aligned */
   const int *table;       /* device [batch, max_blocks] */
   int max_blocks;         /* at least plan->max_blocks */
 } fp2_pooled_cache;

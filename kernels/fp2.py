@@ -71,6 +71,7 @@ class Plan(ctypes.Structure):
     _fields_ = [("batch", ctypes.c_int), ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("total_tiles", ctypes.c_int), ("total_blocks", ctypes.c_int), ("nseg", ctypes.c_int),
                 ("max_blocks", ctypes.c_int), ("capacity", ctypes.c_int), ("total_chunks", ctypes.c_int),
+                ("prefix_blocks", ctypes.c_int),
                 ("cu_q", _int_p), ("cu_k", _int_p), ("cu_tiles", _int_p), ("cu_blocks", _int_p),
                 ("cu_chunks", _int_p), ("tile_seq", _int_p), ("seg_base", _int_p)]
 

@@ -96,6 +96,7 @@ fp2_status fp2_plan_create(const fp2_params *p, int batch, const int *lq, const 
   plan->max_blocks = max_blocks;
   plan->capacity = (int)cap;
   plan->total_chunks = cu_chunks[batch];
+  for (int s = 0; s < batch; s++) plan->prefix_blocks += (lk[s] - lq[s]) / p->block;
   if ((st = upload(&plan->cu_q, cu_q, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->cu_k, cu_k, (size_t)batch + 1, "fp2_plan_create")) ||
       (st = upload(&plan->cu_tiles, cu_tiles, (size_t)batch + 1, "fp2_plan_create")) ||

@@ -10,10 +10,11 @@
    does not pay for it): each key row is then read through the page table, and the pool
    writes the attention's operands contiguous (FP8's codes, as always; BF16 a copy), so that
    no later stage reads the pages.
-   A pooled cache (fp2_pooled_cache; BF16, contiguous) keeps the means of full blocks across
-   the chunks of a prefill: a CTA whose block lies in its request's prefix reads its means
-   there and reads no key, and a CTA that pools a full block writes them there. Written by
-   this same code from the same keys, a cached mean is the one pooling would give, bit for bit.
+   A pooled cache (fp2_pooled_cache; BF16, contiguous; a template parameter) keeps the means of
+   full blocks across the chunks of a prefill: the pool's grid then covers only the blocks
+   past each request's prefix, writing the full ones to the cache, and a light pass copies the
+   prefix's means from it (a warp a row, no key read). Written by this same code from the same
+   keys, a cached mean is the one pooling would give, bit for bit.
    One CTA per (key block, KV head): 16 lanes of 16-byte loads per key row, 16 key rows at
    a time, partial sums in f32 combined through shared memory. Bandwidth-bound: reads K and
    V once. v1 (one thread per head dimension, one element a load, from the codes of a
@@ -86,6 +87,29 @@ __device__ __forceinline__ void store_vt_block(const uint32_t *tile, uint8_t *vt
         make_uint4(run[0][e], run[1][e], run[2][e], run[3][e]);
 }
 
+/* Key blocks wholly inside sequence s's keys before its queries: those a pooled cache holds. */
+__device__ __forceinline__ int prefix_blocks(const PoolArgs &a, int s) {
+  return (a.cu_k[s + 1] - a.cu_k[s] - (a.cu_q[s + 1] - a.cu_q[s])) / a.p.block;
+}
+
+/* The b-th block the pool's grid covers, as block j of sequence s: every block, or with a
+   pooled cache those past each sequence's prefix. */
+template <bool kCache>
+__device__ __forceinline__ void pooled_block(const PoolArgs &a, int b, int &s, int &j) {
+  s = 0;
+  if constexpr (kCache) {
+    for (;; s++) {
+      const int prefix = prefix_blocks(a, s), fresh = a.cu_blocks[s + 1] - a.cu_blocks[s] - prefix;
+      if (b < fresh) break;
+      b -= fresh;
+    }
+    j = prefix_blocks(a, s) + b;
+  } else {
+    while (a.cu_blocks[s + 1] <= b) s++;
+    j = b - a.cu_blocks[s];
+  }
+}
+
 /* Key t of sequence s: its row in a.x, contiguous or through the page table. */
 template <bool kPaged>
 __device__ __forceinline__ size_t key_row(const PoolArgs &a, int s, int t) {
@@ -96,37 +120,24 @@ __device__ __forceinline__ size_t key_row(const PoolArgs &a, int s, int t) {
     return (size_t)a.cu_k[s] + t;
 }
 
-/* grid: key blocks of the batch x hkv CTAs in one dimension, the hkv heads of a block side by
-   side: together they read each of its positions' K and V rows whole (hkv x D values,
-   contiguous), so that a DRAM page is opened once, not once per head at other times. block:
-   kPoolThreads. */
-template <int D, bool kFp8, bool kVt, bool kPaged>
+/* grid: the key blocks pooled (pooled_block) x hkv CTAs in one dimension, the hkv heads of a
+   block side by side: together they read each of its positions' K and V rows whole (hkv x D
+   values, contiguous), so that a DRAM page is opened once, not once per head at other times.
+   block: kPoolThreads. */
+template <int D, bool kFp8, bool kVt, bool kPaged, bool kCache>
 __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   constexpr int kLanes = PoolShape<D>::lanes, kRowsAtOnce = PoolShape<D>::rows_at_once;
   static_assert(!kVt || (kFp8 && D == kVtRows && kRowsAtOnce == 16), "V^T: FP8, head dim 128");
+  static_assert(!kCache || (!kFp8 && !kPaged), "a pooled cache: BF16, contiguous");
   __shared__ float partial[2][kRowsAtOnce][D];
   __shared__ uint32_t vt_tile[kVt ? kVtRows * 32 : 1];
   const fp2_params &p = a.p;
-  const int gblock = blockIdx.x / p.hkv, h = blockIdx.x % p.hkv, total_blocks = a.cu_blocks[a.batch];
+  const int h = blockIdx.x % p.hkv, total_blocks = a.cu_blocks[a.batch];
   const int lane = threadIdx.x % kLanes, r0 = threadIdx.x / kLanes;
-  int s = 0;
-  while (a.cu_blocks[s + 1] <= gblock) s++;
-  const int j = gblock - a.cu_blocks[s], lk = a.cu_k[s + 1] - a.cu_k[s];
+  int s, j;
+  pooled_block<kCache>(a, blockIdx.x / p.hkv, s, j);
+  const int gblock = a.cu_blocks[s] + j, lk = a.cu_k[s + 1] - a.cu_k[s];
   const int first = j * p.block, count = min(p.block, lk - first);
-  const size_t out = ((size_t)h * total_blocks + gblock) * D; /* + d: this block's means, head h */
-  size_t cached = 0; /* with a pooled cache: the block's row there, + d */
-  if constexpr (!kFp8 && !kPaged)
-    if (a.cache_table) {
-      cached = ((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D;
-      if (first + p.block <= lk - (a.cu_q[s + 1] - a.cu_q[s])) { /* before the chunk's queries: kept */
-        if (threadIdx.x >= 2 * D) return;
-        const int x = threadIdx.x / D, d = threadIdx.x % D;
-        const float mean = a.cache_mean[x][cached + d];
-        a.mean[x][out + d] = mean;
-        static_cast<__nv_bfloat16 *>(a.bar[x])[out + d] = __float2bfloat16_rn(mean);
-        return;
-      }
-    }
   float inverse[2], sum[2][8] = {};
 #pragma unroll
   for (int x = 0; x < 2; x++) inverse[x] = e4m3_inverse(kFp8 ? a.scales[1 + x] : 1.0f);
@@ -183,10 +194,11 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
 #pragma unroll
   for (int r = 0; r < kRowsAtOnce; r++) total += partial[x][r][d];
   const float scale = kFp8 ? a.scales[1 + x] : 1.0f, mean = total * scale / (float)count;
-  a.mean[x][out + d] = mean;
+  const size_t out = ((size_t)h * total_blocks + gblock) * D + d;
+  a.mean[x][out] = mean;
   if constexpr (kFp8) {
     const uint8_t code = e4m3_code(mean, e4m3_inverse(scale));
-    static_cast<uint8_t *>(a.bar[x])[out + d] = code;
+    static_cast<uint8_t *>(a.bar[x])[out] = code;
     if (kVt && x == 1) { /* V̄^T: this mean's column, and zeros past the sequence's last block */
       const int total_chunks = a.cu_chunks[a.batch], nblocks = a.cu_blocks[s + 1] - a.cu_blocks[s];
       uint8_t *row = a.vt + (size_t)p.hkv * kVtRows * vt_pitch +
@@ -198,23 +210,57 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
         for (int m = j % kVtRows + 1; m < kVtRows; m++) row[column(m)] = 0;
     }
   } else {
-    static_cast<__nv_bfloat16 *>(a.bar[x])[out + d] = __float2bfloat16_rn(mean);
-    if constexpr (!kPaged)
-      if (a.cache_table && count == p.block) a.cache_mean[x][cached + d] = mean; /* full: kept */
+    static_cast<__nv_bfloat16 *>(a.bar[x])[out] = __float2bfloat16_rn(mean);
+    if constexpr (kCache) /* a full block: kept for the later chunks */
+      if (count == p.block) a.cache_mean[x][((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D + d] = mean;
   }
 }
 
+constexpr int kCachedWarps = 8;
+
+/* With a pooled cache, the means of the blocks of each sequence's prefix, copied from it into
+   the pass's means and pooled operands (bf16). grid: rows = the plan's prefix blocks x hkv, a
+   warp a row (a block's D means of one KV head, K's and V's), kCachedWarps rows a CTA. */
+template <int D>
+__global__ void __launch_bounds__(32 * kCachedWarps) cached_means_kernel(PoolArgs a, int rows) {
+  const fp2_params &p = a.p;
+  const int row = blockIdx.x * kCachedWarps + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int h = row % p.hkv;
+  int j = row / p.hkv, s = 0;
+  for (int prefix; j >= (prefix = prefix_blocks(a, s)); s++) j -= prefix;
+  const size_t from = ((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D;
+  const size_t to = ((size_t)h * a.cu_blocks[a.batch] + a.cu_blocks[s] + j) * D;
+  for (int d = 4 * lane; d < D; d += 128)
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+      const float4 m = *reinterpret_cast<const float4 *>(a.cache_mean[x] + from + d);
+      *reinterpret_cast<float4 *>(a.mean[x] + to + d) = m;
+      const __nv_bfloat162 lo = __floats2bfloat162_rn(m.x, m.y), hi = __floats2bfloat162_rn(m.z, m.w);
+      *reinterpret_cast<uint2 *>(static_cast<__nv_bfloat16 *>(a.bar[x]) + to + d) =
+          make_uint2(*reinterpret_cast<const uint32_t *>(&lo), *reinterpret_cast<const uint32_t *>(&hi));
+    }
+}
+
 template <int D, bool kPaged>
-void launch(const PoolArgs &a, dim3 grid, cudaStream_t stream) {
+void launch(const PoolArgs &a, const fp2_plan *plan, cudaStream_t stream) {
+  const dim3 grid((unsigned)plan->total_blocks * a.p.hkv);
   if constexpr (D == kVtRows)
     if (a.vt) {
-      pool_kernel<D, true, true, kPaged><<<grid, kPoolThreads, 0, stream>>>(a);
+      pool_kernel<D, true, true, kPaged, false><<<grid, kPoolThreads, 0, stream>>>(a);
       return;
     }
-  if (a.p.dtype == FP2_FP8)
-    pool_kernel<D, true, false, kPaged><<<grid, kPoolThreads, 0, stream>>>(a);
-  else
-    pool_kernel<D, false, false, kPaged><<<grid, kPoolThreads, 0, stream>>>(a);
+  if (a.p.dtype == FP2_FP8) {
+    pool_kernel<D, true, false, kPaged, false><<<grid, kPoolThreads, 0, stream>>>(a);
+  } else if (!a.cache_table) {
+    pool_kernel<D, false, false, kPaged, false><<<grid, kPoolThreads, 0, stream>>>(a);
+  } else if constexpr (!kPaged) {
+    const int rows = plan->prefix_blocks * a.p.hkv;
+    pool_kernel<D, false, false, false, true>
+        <<<(unsigned)(plan->total_blocks - plan->prefix_blocks) * a.p.hkv, kPoolThreads, 0, stream>>>(a);
+    if (rows > 0)
+      cached_means_kernel<D><<<(rows + kCachedWarps - 1) / kCachedWarps, 32 * kCachedWarps, 0, stream>>>(a, rows);
+  }
 }
 
 }  // namespace
@@ -239,8 +285,11 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: transposed values are FP8 with head dim and block 128 only");
   const unsigned out_align = fp8 ? 8 : 16;
   if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k_out % out_align != 0 ||
-      (uintptr_t)v_out % out_align != 0 || (uintptr_t)vt % 16 != 0)
-    return fp2_fail(FP2_ERR_ARG, "fp2_pool: k, v and vt must be 16-byte aligned, k_out and v_out %u-byte aligned",
+      (uintptr_t)v_out % out_align != 0 || (uintptr_t)vt % 16 != 0 ||
+      (cache && ((uintptr_t)cache->k_mean % 16 != 0 || (uintptr_t)cache->v_mean % 16 != 0)))
+    return fp2_fail(FP2_ERR_ARG,
+                    "fp2_pool: k, v, vt and a pooled cache's means must be 16-byte aligned, k_out and v_out %u-byte "
+                    "aligned",
                     out_align);
   if (plan->total_blocks == 0) return FP2_OK;
   int page_shift = 0;
@@ -263,11 +312,10 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
                       {cache ? cache->k_mean : nullptr, cache ? cache->v_mean : nullptr},
                       cache ? cache->table : nullptr,
                       cache ? cache->max_blocks : 0};
-  const dim3 grid((unsigned)plan->total_blocks * p->hkv);
   if (p->dim == 128)
-    pages ? launch<128, true>(a, grid, stream) : launch<128, false>(a, grid, stream);
+    pages ? launch<128, true>(a, plan, stream) : launch<128, false>(a, plan, stream);
   else
-    pages ? launch<64, true>(a, grid, stream) : launch<64, false>(a, grid, stream);
+    pages ? launch<64, true>(a, plan, stream) : launch<64, false>(a, plan, stream);
   FP2_LAUNCHED("fp2_pool");
   return FP2_OK;
 }

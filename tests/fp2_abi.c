@@ -37,6 +37,7 @@ int main(void) {
   FIELD(fp2_plan, max_blocks);
   FIELD(fp2_plan, capacity);
   FIELD(fp2_plan, total_chunks);
+  FIELD(fp2_plan, prefix_blocks);
   FIELD(fp2_plan, cu_q);
   FIELD(fp2_plan, cu_k);
   FIELD(fp2_plan, cu_tiles);

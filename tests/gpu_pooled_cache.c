@@ -151,6 +151,10 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
     const fp2_pooled_cache cache = {cache_k, cache_v, dev_table, max_blocks};
     fp2_plan plan;
     check_fp2(fp2_plan_create(&p, n, lq, lk, &plan), "fp2_plan_create");
+    int prefix = 0;
+    for (int i = 0; i < n; i++) prefix += (lk[i] - lq[i]) / p.block;
+    EXPECT_MSG(plan.prefix_blocks == prefix, "%s: the plan counts %d prefix blocks, not %d", what, plan.prefix_blocks,
+               prefix);
     const size_t nq = (size_t)plan.total_q * hq * p.dim, np = row_floats * plan.total_blocks;
     step_buffers c, g;
     alloc_step(&p, &plan, &c);

@@ -23,6 +23,7 @@ typedef struct chunked_args {
 typedef struct pass_total {
   const char *kernel; /* pipeline_result.kernel of its passes */
   double index_ms, attend_ms;
+  double pool_ms, select_ms; /* parts of index_ms */
   double computed, causal; /* pairs */
 } pass_total;
 
@@ -39,6 +40,8 @@ static int one_pass(const experiment_run *x, problem *pb, const fp2_pooled_cache
   density_measure(pb, &r.index, pb->p.correction, &d);
   t->kernel = r.kernel;
   t->index_ms += stage_index_ms(&r.times);
+  t->pool_ms += r.times.ms_pool;
+  t->select_ms += r.times.ms_select;
   t->attend_ms += r.times.ms_attend;
   t->computed += d.computed;
   t->causal += d.causal;
@@ -95,6 +98,8 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
   report_put_string(row, "kernel", t->kernel);
   report_put_number(row, "density", t->computed / t->causal);
   report_put_number(row, "index_ms", t->index_ms);
+  report_put_number(row, "pool_ms", t->pool_ms);
+  report_put_number(row, "select_ms", t->select_ms);
   report_put_number(row, "attend_ms", t->attend_ms);
   report_put_number(row, "total_ms", total);
   report_put_number(row, "time_vs_one_pass", total / whole_total);
@@ -115,7 +120,7 @@ static int row(void *args, const experiment_run *x, problem *full) {
   const int64_t len = full->lq[0];
   char err[ERR_LEN];
   int rc = EXIT_OK;
-  pass_total whole = {0, 0, 0, 0};
+  pass_total whole = {0};
   const char *no_cache = no_cache_reason(x, full);
   if (no_cache) fprintf(stderr, "fp2bench: chunked: no pooled-cache rows: %s\n", no_cache);
   fprintf(stderr, "fp2bench: chunked: one pass\n");
@@ -126,7 +131,7 @@ static int row(void *args, const experiment_run *x, problem *full) {
     emit(x->txt, x->rep, len, "one-pass", len, &whole, &whole, NULL);
   }
   for (int i = 0; i < a->chunks.n && rc == EXIT_OK; i++) {
-    pass_total t = {0, 0, 0, 0}, cached = {0, 0, 0, 0};
+    pass_total t = {0}, cached = {0};
     fp2_pooled_cache cache;
     fprintf(stderr, "fp2bench: chunked: chunks of %lld%s\n", (long long)a->chunks.v[i],
             no_cache ? "" : ", each without and with the pooled cache");
