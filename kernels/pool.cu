@@ -212,7 +212,10 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   } else {
     static_cast<__nv_bfloat16 *>(a.bar[x])[out] = __float2bfloat16_rn(mean);
     if constexpr (kCache) /* a full block: kept for the later chunks */
-      if (count == p.block) a.cache_mean[x][((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D + d] = mean;
+      if (count == p.block) {
+        const int row = a.cache_table[(size_t)s * a.cache_max_blocks + j];
+        a.cache_mean[x][((size_t)row * p.hkv + h) * D + d] = mean;
+      }
   }
 }
 

@@ -38,18 +38,6 @@ static void run(const fp2_params *p, const fp2_plan *plan, fp2_inputs in, size_t
   CHECK_CUDA(cudaDeviceSynchronize());
 }
 
-/* n bytes at a and b (device) the same? */
-static int same_bytes(const void *a, const void *b, size_t n) {
-  if (n == 0) return 1;
-  unsigned char *ha = malloc(n), *hb = malloc(n);
-  CHECK_CUDA(cudaMemcpy(ha, a, n, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(hb, b, n, cudaMemcpyDeviceToHost));
-  const int same = memcmp(ha, hb, n) == 0;
-  free(ha);
-  free(hb);
-  return same;
-}
-
 /* x's keys ([total_k, row] floats) in pages, as bf16 on the device. */
 static void *dev_pages(const kv_pages *kp, const fp2_plan *plan, const float *x, size_t row) {
   const size_t n = (size_t)kp->num_pages * kp->page_size * row;
@@ -133,11 +121,11 @@ static void one_case(fp2_dtype dt, int hq, fp2_kernel kernel, int page_size, uin
       {"index blocks", c.w.index.indices, g.w.index.indices, sizeof(int) * (size_t)(nnz > 0 ? nnz : 0)},
   };
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    EXPECT_MSG(same_bytes(parts[i].contiguous, parts[i].paged, parts[i].bytes), "%s: the %s differ from contiguous",
-               what, parts[i].name);
+    EXPECT_MSG(test_same_device_bytes(parts[i].contiguous, parts[i].paged, parts[i].bytes),
+               "%s: the %s differ from contiguous", what, parts[i].name);
   if (!fp8) /* the pool's copies, which the attention read */
-    EXPECT_MSG(same_bytes(g.w.k16, k, nk * 2) && same_bytes(g.w.v16, v, nk * 2), "%s: the copies of K and V differ",
-               what);
+    EXPECT_MSG(test_same_device_bytes(g.w.k16, k, nk * 2) && test_same_device_bytes(g.w.v16, v, nk * 2),
+               "%s: the copies of K and V differ", what);
 
   void *all[] = {q, k, v, kpages, vpages, table, c.ws, c.o, g.ws, g.o};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudaFree(all[i]);

@@ -28,18 +28,6 @@ typedef struct step_buffers {
   fp2_workspace w;
 } step_buffers;
 
-/* n bytes at a and b (device) the same? */
-static int same_bytes(const void *a, const void *b, size_t n) {
-  if (n == 0) return 1;
-  unsigned char *ha = malloc(n), *hb = malloc(n);
-  CHECK_CUDA(cudaMemcpy(ha, a, n, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(hb, b, n, cudaMemcpyDeviceToHost));
-  const int same = memcmp(ha, hb, n) == 0;
-  free(ha);
-  free(hb);
-  return same;
-}
-
 /* Rows [from, from + n) of a [*, width] host array, uploaded as bf16 at row `at` of dev. */
 static void upload_rows(void *dev, size_t at, const float *x, size_t from, size_t n, size_t width) {
   char err[320];
@@ -99,7 +87,8 @@ static void check_cache_used(const fp2_params *p, const fp2_plan *plan, const in
         const float *got = cached_pass + ((size_t)h * plan->total_blocks + gblock) * dim;
         const int full = (j + 1) * p->block <= lk[i], prefix = (j + 1) * p->block <= lk[i] - lq[i];
         if (!full) continue;
-        EXPECT_MSG(memcmp(row, pooled, dim * 4) == 0, "%s: request %d block %d head %d: the cache's row is not its means",
+        EXPECT_MSG(memcmp(row, pooled, dim * 4) == 0,
+                   "%s: request %d block %d head %d: the cache's row is not its means",
                    what, act[i], j, h);
         int zero = 1, same = memcmp(got, pooled, dim * 4) == 0;
         for (size_t d = 0; d < dim; d++) zero &= got[d] == 0.0f;
@@ -146,7 +135,8 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
         n++;
       }
     int step_table[BATCH * TABLE_COLUMNS];
-    for (int i = 0; i < n; i++) memcpy(step_table + i * max_blocks, table + act[i] * max_blocks, sizeof(int) * max_blocks);
+    for (int i = 0; i < n; i++)
+      memcpy(step_table + i * max_blocks, table + act[i] * max_blocks, sizeof(int) * max_blocks);
     CHECK_CUDA(cudaMemcpy(dev_table, step_table, sizeof(int) * n * max_blocks, cudaMemcpyHostToDevice));
     const fp2_pooled_cache cache = {cache_k, cache_v, dev_table, max_blocks};
     fp2_plan plan;
@@ -191,8 +181,8 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
         {"index blocks", c.w.index.indices, g.w.index.indices, sizeof(int) * (size_t)(nnz > 0 ? nnz : 0)},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-      EXPECT_MSG(same_bytes(parts[i].without, parts[i].with, parts[i].bytes), "%s: the %s differ with the cache", at,
-                 parts[i].name);
+      EXPECT_MSG(test_same_device_bytes(parts[i].without, parts[i].with, parts[i].bytes),
+                 "%s: the %s differ with the cache", at, parts[i].name);
     if (first + chunk >= prompt[1]) { /* the last chunk: the cache holds what it should and is read */
       float *k_cache = download_floats(cache_k, (size_t)rows * row_floats);
       float *means = download_floats(c.w.k_mean, np);

@@ -1,6 +1,7 @@
 #include "testing.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "device_operands.h"
@@ -22,6 +23,17 @@ float *test_download(const void *dev, size_t n, int fp8) {
     exit(3);
   }
   return x;
+}
+
+int test_same_device_bytes(const void *a, const void *b, size_t n) {
+  if (n == 0) return 1;
+  unsigned char *ha = malloc(n), *hb = malloc(n);
+  CHECK_CUDA(cudaMemcpy(ha, a, n, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(hb, b, n, cudaMemcpyDeviceToHost));
+  const int same = memcmp(ha, hb, n) == 0;
+  free(ha);
+  free(hb);
+  return same;
 }
 
 int test_gpu_major(const char *name) {

@@ -57,6 +57,9 @@ void check_fp2(fp2_status s, const char *what);
 /* n device operands (bf16, or e4m3 codes) as f32 values the caller frees; exit 3 on failure. */
 float *test_download(const void *dev, size_t n, int fp8);
 
+/* Are n bytes at a and at b (device) the same? Exit 3 when a copy fails. */
+int test_same_device_bytes(const void *a, const void *b, size_t n);
+
 /* The compute capability major of the current GPU; without a GPU it prints that `name` is
    skipped and exits 77. */
 int test_gpu_major(const char *name);
