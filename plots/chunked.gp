@@ -20,7 +20,8 @@ set style data histograms
 set style histogram rowstacked
 set style fill solid 0.8 border -1
 set boxwidth 0.6
-set key top left opaque box lc rgb "#d8d8d8"
+set key below horizontal
+set bmargin 6
 
 plot ARG1 using 4:xtic(sprintf("%d%s", $1, strcol(6) eq "chunked+cache" ? " +cache" : "")) ls 2 title "index stage", \
      '' using 5 ls 1 title "attention", \
