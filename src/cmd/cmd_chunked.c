@@ -25,6 +25,7 @@ typedef struct pass_total {
   double index_ms, attend_ms;
   double pool_ms, select_ms; /* parts of index_ms */
   double computed, causal; /* pairs */
+  cJSON *per_chunk;        /* with --out, chunked: each chunk's stage times (an array); else NULL */
 } pass_total;
 
 /* One pass, its times and pairs added to t; cache: the pooled cache it runs with (NULL: none);
@@ -43,6 +44,15 @@ static int one_pass(const experiment_run *x, problem *pb, const fp2_pooled_cache
   t->pool_ms += r.times.ms_pool;
   t->select_ms += r.times.ms_select;
   t->attend_ms += r.times.ms_attend;
+  if (t->per_chunk) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "first", pb->lk[0] - pb->lq[0]);
+    cJSON_AddNumberToObject(c, "queries", pb->lq[0]);
+    cJSON_AddNumberToObject(c, "pool_ms", r.times.ms_pool);
+    cJSON_AddNumberToObject(c, "select_ms", r.times.ms_select);
+    cJSON_AddNumberToObject(c, "attend_ms", r.times.ms_attend);
+    cJSON_AddItemToArray(t->per_chunk, c);
+  }
   t->computed += d.computed;
   t->causal += d.causal;
   density_free(&d);
@@ -82,15 +92,20 @@ static int chunked_pass(const experiment_run *x, const problem *full, int chunk,
   return 0;
 }
 
-/* A row; uncached: for a pooled cache's row, the same chunks without it (else NULL). */
-static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t chunk, const pass_total *t,
+/* A row; uncached: for a pooled cache's row, the same chunks without it (else NULL). The row
+   takes t->per_chunk. */
+static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t chunk, pass_total *t,
                  const pass_total *whole, const pass_total *uncached) {
   double total = t->index_ms + t->attend_ms, whole_total = whole->index_ms + whole->attend_ms;
   fprintf(txt, "%7lld %-13s %7lld %8.2f%% %10.3f %10.3f %10.3f %9.2fx", (long long)len, mode, (long long)chunk,
           100 * t->computed / t->causal, t->index_ms, t->attend_ms, total, total / whole_total);
   if (uncached) fprintf(txt, " %12.2f", t->index_ms / uncached->index_ms);
   fputc('\n', txt);
-  if (!rep) return;
+  if (!rep) {
+    cJSON_Delete(t->per_chunk);
+    t->per_chunk = NULL;
+    return;
+  }
   cJSON *row = report_add_row(rep);
   report_put_number(row, "len", (double)len);
   report_put_string(row, "mode", mode);
@@ -104,6 +119,8 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
   report_put_number(row, "total_ms", total);
   report_put_number(row, "time_vs_one_pass", total / whole_total);
   if (uncached) report_put_number(row, "index_vs_uncached", t->index_ms / uncached->index_ms);
+  if (t->per_chunk) cJSON_AddItemToObject(row, "per_chunk", t->per_chunk);
+  t->per_chunk = NULL;
 }
 
 /* Why the chunks run without a pooled cache here (NULL: they run with one too). */
@@ -131,7 +148,8 @@ static int row(void *args, const experiment_run *x, problem *full) {
     emit(x->txt, x->rep, len, "one-pass", len, &whole, &whole, NULL);
   }
   for (int i = 0; i < a->chunks.n && rc == EXIT_OK; i++) {
-    pass_total t = {0}, cached = {0};
+    pass_total t = {.per_chunk = x->rep ? cJSON_CreateArray() : NULL};
+    pass_total cached = {.per_chunk = x->rep && !no_cache ? cJSON_CreateArray() : NULL};
     fp2_pooled_cache cache;
     fprintf(stderr, "fp2bench: chunked: chunks of %lld%s\n", (long long)a->chunks.v[i],
             no_cache ? "" : ", each without and with the pooled cache");
@@ -141,7 +159,11 @@ static int row(void *args, const experiment_run *x, problem *full) {
       rc = EXIT_RUNTIME;
     }
     if (!no_cache) gpu_pooled_cache_free(&cache);
-    if (rc != EXIT_OK) break;
+    if (rc != EXIT_OK) {
+      cJSON_Delete(t.per_chunk);
+      cJSON_Delete(cached.per_chunk);
+      break;
+    }
     emit(x->txt, x->rep, len, "chunked", a->chunks.v[i], &t, &whole, NULL);
     if (!no_cache) emit(x->txt, x->rep, len, "chunked+cache", a->chunks.v[i], &cached, &whole, &t);
   }
