@@ -51,6 +51,7 @@ static int one_pass(const experiment_run *x, problem *pb, const fp2_pooled_cache
     cJSON_AddNumberToObject(c, "pool_ms", r.times.ms_pool);
     cJSON_AddNumberToObject(c, "select_ms", r.times.ms_select);
     cJSON_AddNumberToObject(c, "attend_ms", r.times.ms_attend);
+    cJSON_AddNumberToObject(c, "submit_ms", r.times.ms_submit); /* the host's time enqueuing the pass */
     cJSON_AddItemToArray(t->per_chunk, c);
   }
   t->computed += d.computed;

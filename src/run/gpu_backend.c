@@ -13,6 +13,7 @@
 #include "numeric.h"
 #include "run_choices.h"
 #include "stats.h"
+#include "wallclock.h"
 
 #define FP2_OR_FAIL(call)                                                                             \
   do {                                                                                                \
@@ -69,8 +70,9 @@ static int upload_pages(const problem *pb, const kv_pages *kp, const float *x, v
 }
 
 /* p: the problem's parameters with the kernel that runs (--kernel auto resolved). */
+/* submit_ms: the host's time in fp2_forward. */
 static int run_once(const problem *pb, const fp2_params *p, const pipeline_config *cfg, const fp2_plan *plan,
-                    device_buffers *d, const fp2_stage_events *ev, int forced, char *err) {
+                    device_buffers *d, const fp2_stage_events *ev, int forced, double *submit_ms, char *err) {
   const size_t nq = (size_t)pb->total_q * p->hq * p->dim;
   const size_t npooled = (size_t)p->hkv * plan->total_blocks * p->dim;
   const fp2_workspace *w = &d->w;
@@ -95,7 +97,9 @@ static int run_once(const problem *pb, const fp2_params *p, const pipeline_confi
                          .pages = p->page_size ? &d->pages : NULL,
                          .pooled = cfg->pooled_cache};
   CUDA_GOTO(cudaMemsetAsync(d->flush, 0, FLUSH_BYTES, 0), fail);
+  const double t0 = wall_ms();
   FP2_OR_FAIL(fp2_forward(p, plan, &in, d->ws, d->ws_bytes, 0));
+  *submit_ms = wall_ms() - t0;
   CUDA_GOTO(cudaEventSynchronize(ev->at[FP2_STAGES]), fail);
   return 0;
 fail:
@@ -210,9 +214,12 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   out->times.t_pool = xcalloc((size_t)trials + 1, sizeof(double));
   out->times.t_select = xcalloc((size_t)trials + 1, sizeof(double));
   out->times.t_attend = xcalloc((size_t)trials + 1, sizeof(double));
+  out->times.t_submit = xcalloc((size_t)trials + 1, sizeof(double));
   for (int it = -1; it < trials; it++) { /* it = -1: warm-up, not recorded */
-    if (run_once(pb, p, cfg, &plan, &d, &ev, forced, err) != 0) goto fail;
+    double submit_ms = 0;
+    if (run_once(pb, p, cfg, &plan, &d, &ev, forced, &submit_ms, err) != 0) goto fail;
     if (it < 0) continue;
+    out->times.t_submit[it] = submit_ms;
     float ms[FP2_STAGES];
     for (int s = 0; s < FP2_STAGES; s++) CUDA_GOTO(cudaEventElapsedTime(&ms[s], ev.at[s], ev.at[s + 1]), fail);
     out->times.t_quant[it] = ms[FP2_STAGE_QUANTIZE];
@@ -224,6 +231,7 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
   out->times.ms_pool = stats_median(out->times.t_pool, trials);
   out->times.ms_select = stats_median(out->times.t_select, trials);
   out->times.ms_attend = stats_median(out->times.t_attend, trials);
+  out->times.ms_submit = stats_median(out->times.t_submit, trials);
   out->max_blocks = plan.max_blocks;
   if (index_download(&plan, &d.w.index, &out->index, err) != 0) goto fail;
   out->gpu.scales[0] = out->gpu.scales[1] = out->gpu.scales[2] = 1.0f;

@@ -28,6 +28,8 @@ typedef struct stage_times {
   int trials;              /* timed repetitions behind the medians (1 on the cpu) */
   double ms_quant, ms_pool, ms_select, ms_attend; /* median time of each stage */
   double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
+  double ms_submit, *t_submit; /* gpu: the host's time in fp2_forward, which only enqueues the
+                                  pass (a pass shorter than it waits on the host); cpu: 0, NULL */
 } stage_times;
 
 /* The index stage (quantise + pool + select) and the whole pass, from the medians. */
