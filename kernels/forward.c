@@ -167,6 +167,7 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
   if (!in->q || !in->k || !in->v) return fp2_fail(FP2_ERR_ARG, "fp2_forward: q, k and v are required");
   if (!in->offsets != !in->indices)
     return fp2_fail(FP2_ERR_ARG, "fp2_forward: a given index needs both its offsets and its indices");
+  /* The pool checks them too; here, so that no stage runs before a refusal. */
   if ((st = fp2_check_pages(p, in->pages)) != FP2_OK ||
       (st = fp2_check_pooled_cache(p, plan, in->pages, in->pooled)) != FP2_OK)
     return st;

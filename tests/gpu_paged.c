@@ -39,12 +39,10 @@ static void run(const fp2_params *p, const fp2_plan *plan, fp2_inputs in, size_t
 }
 
 /* x's keys ([total_k, row] floats) in pages, as bf16 on the device. */
-static void *dev_pages(const kv_pages *kp, const fp2_plan *plan, const float *x, size_t row) {
+static void *dev_pages(const kv_pages *kp, const float *x, size_t row) {
   const size_t n = (size_t)kp->num_pages * kp->page_size * row;
   float *h = malloc(sizeof(float) * n);
-  int cu_k[BATCH + 1];
-  CHECK_CUDA(cudaMemcpy(cu_k, plan->cu_k, sizeof cu_k, cudaMemcpyDeviceToHost));
-  kv_pages_fill(kp, cu_k, x, row, 3072.0f, h);
+  kv_pages_fill(kp, lk, x, row, 3072.0f, h);
   void *d = NULL;
   char err[320];
   CHECK_CUDA(cudaMalloc(&d, n * 2));
@@ -90,7 +88,7 @@ static void one_case(fp2_dtype dt, int hq, fp2_kernel kernel, int page_size, uin
     fprintf(stderr, "%s\n", err);
     exit(3);
   }
-  void *kpages = dev_pages(&kp, &plan, pb.k, row), *vpages = dev_pages(&kp, &plan, pb.v, row), *table = NULL;
+  void *kpages = dev_pages(&kp, pb.k, row), *vpages = dev_pages(&kp, pb.v, row), *table = NULL;
   CHECK_CUDA(cudaMalloc(&table, sizeof(int) * BATCH * kp.max_pages));
   CHECK_CUDA(cudaMemcpy(table, kp.table, sizeof(int) * BATCH * kp.max_pages, cudaMemcpyHostToDevice));
   const fp2_kv_pages pages = {table, kp.max_pages};

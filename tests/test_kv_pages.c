@@ -32,7 +32,7 @@ static void one_size(int page_size) {
   float *x = malloc(sizeof(float) * total), *pages = malloc(sizeof(float) * slots);
   for (size_t i = 0; i < total; i++) x[i] = (float)i;
   const float poison = -3072.0f;
-  kv_pages_fill(&kp, cu_k, x, ROW, poison, pages);
+  kv_pages_fill(&kp, lk, x, ROW, poison, pages);
   size_t found = 0, poisoned = 0;
   for (int b = 0; b < BATCH; b++)
     for (int t = 0; t < lk[b]; t++) {

@@ -50,14 +50,15 @@ int kv_pages_plan(kv_pages *kp, int batch, const int *lk, int page_size, int spa
   return 0;
 }
 
-void kv_pages_fill(const kv_pages *kp, const int *cu_k, const float *x, size_t row, float poison, float *pages) {
+void kv_pages_fill(const kv_pages *kp, const int *lk, const float *x, size_t row, float poison, float *pages) {
   const size_t total = (size_t)kp->num_pages * kp->page_size * row;
   for (size_t i = 0; i < total; i++) pages[i] = poison;
-  for (int b = 0; b < kp->batch; b++)
-    for (int t = 0; t < cu_k[b + 1] - cu_k[b]; t++) {
+  size_t first = 0; /* request b's first key in x */
+  for (int b = 0; b < kp->batch; first += (size_t)lk[b], b++)
+    for (int t = 0; t < lk[b]; t++) {
       const size_t at = (size_t)kp->table[(size_t)b * kp->max_pages + t / kp->page_size] * kp->page_size +
                         (size_t)(t % kp->page_size);
-      memcpy(pages + at * row, x + ((size_t)cu_k[b] + t) * row, sizeof(float) * row);
+      memcpy(pages + at * row, x + (first + t) * row, sizeof(float) * row);
     }
 }
 

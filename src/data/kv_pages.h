@@ -17,10 +17,10 @@ typedef struct kv_pages {
 /* The table for requests of lk[b] keys; 0, or -1 with the reason in err (320 bytes). */
 int kv_pages_plan(kv_pages *kp, int batch, const int *lk, int page_size, int spare, uint64_t seed, char *err);
 
-/* pages [num_pages, page_size, row] from x [total keys, row] (requests back to back, as
-   cu_k gives them): every row the table names holds its key's values, every other row (a
-   request's last page past its keys, the spare pages) holds `poison`. */
-void kv_pages_fill(const kv_pages *kp, const int *cu_k, const float *x, size_t row, float poison, float *pages);
+/* pages [num_pages, page_size, row] from x [total keys, row] (the requests' lk[b] keys back
+   to back): every row the table names holds its key's values, every other row (a request's
+   last page past its keys, the spare pages) holds `poison`. */
+void kv_pages_fill(const kv_pages *kp, const int *lk, const float *x, size_t row, float poison, float *pages);
 
 void kv_pages_free(kv_pages *kp);
 

@@ -58,14 +58,10 @@ enum { SPARE_PAGES_PER_REQUEST = 1 };
 /* x's keys in kp's pages, uploaded as bf16 to dst. */
 static int upload_pages(const problem *pb, const kv_pages *kp, const float *x, void *dst, char *err) {
   const size_t row = (size_t)pb->p.hkv * pb->p.dim, n = (size_t)kp->num_pages * kp->page_size * row;
-  int *cu_k = xmalloc(sizeof(int) * ((size_t)pb->batch + 1));
-  cu_k[0] = 0;
-  for (int b = 0; b < pb->batch; b++) cu_k[b + 1] = cu_k[b] + pb->lk[b];
   float *h = xmalloc(sizeof(float) * n);
-  kv_pages_fill(kp, cu_k, x, row, UNNAMED_ROW_VALUE, h);
+  kv_pages_fill(kp, pb->lk, x, row, UNNAMED_ROW_VALUE, h);
   const int rc = operands_upload(dst, h, n, 0, err);
   free(h);
-  free(cu_k);
   return rc;
 }
 
