@@ -12,7 +12,8 @@
 # A script rather than CMake targets: the fuzzers need clang with -fsanitize=fuzzer on
 # a few host sources, while the CMake project needs nvcc and builds everything with one C
 # compiler. Each target is compiled from just the C files it needs (no CUDA code, no
-# fp2host library; the options target takes the sm90 shape check, kernels/sm90_shape.c);
+# fp2host library; the options target takes the sm90 shape check, kernels/sm90_shape.c, and
+# the page-size check, kernels/pages.c);
 # cli.h includes kernels/fp2.h, which needs the CUDA headers only.
 # FUZZ_CC picks the compiler (default: clang).
 set -eu
@@ -54,7 +55,7 @@ sources_safetensors=(src/data/safetensors.c src/data/qkv_file.c src/data/tensor.
                      src/base/infile.c src/base/outfile.c)
 libs_safetensors=(-lcjson -lm)
 sources_options=(src/driver/cli.c src/data/requests.c src/base/error.c src/base/text_format.c kernels/sm90_shape.c
-                 kernels/status.c)
+                 kernels/pages.c kernels/status.c)
 libs_options=(-lm)
 sources_plot=(src/record/plot_table.c src/record/report_load.c src/base/infile.c src/base/outfile.c src/base/error.c)
 libs_plot=(-lcjson -lm)
