@@ -26,6 +26,7 @@
 #include "e4m3.cuh"
 #include "fp2.h"
 #include "online_softmax.cuh"
+#include "page_row.cuh"
 
 namespace fp2 {
 namespace {
@@ -100,24 +101,16 @@ __device__ __forceinline__ void pooled_block(const PoolArgs &a, int b, int &s, i
   if constexpr (kCache) {
     for (;; s++) {
       const int prefix = prefix_blocks(a, s), fresh = a.cu_blocks[s + 1] - a.cu_blocks[s] - prefix;
-      if (b < fresh) break;
+      if (b < fresh) {
+        j = prefix + b;
+        return;
+      }
       b -= fresh;
     }
-    j = prefix_blocks(a, s) + b;
   } else {
     while (a.cu_blocks[s + 1] <= b) s++;
     j = b - a.cu_blocks[s];
   }
-}
-
-/* Key t of sequence s: its row in a.x, contiguous or through the page table. */
-template <bool kPaged>
-__device__ __forceinline__ size_t key_row(const PoolArgs &a, int s, int t) {
-  if constexpr (kPaged)
-    return ((size_t)a.table[(size_t)s * a.max_pages + (t >> a.page_shift)] << a.page_shift) +
-           (t & ((1 << a.page_shift) - 1));
-  else
-    return (size_t)a.cu_k[s] + t;
 }
 
 /* grid: the key blocks pooled (pooled_block) x hkv CTAs in one dimension, the hkv heads of a
@@ -151,7 +144,8 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
       const int t = first + r + u * kRowsAtOnce;
       at[u] = ((size_t)(a.cu_k[s] + t) * p.hkv + h) * D + lane * 8;
       if (r + u * kRowsAtOnce >= count) continue; /* past the sequence: no row, no page */
-      const size_t from = kPaged ? (key_row<true>(a, s, t) * p.hkv + h) * D + lane * 8 : at[u];
+      const size_t from =
+          kPaged ? (page_row(a.table + (size_t)s * a.max_pages, a.page_shift, t) * p.hkv + h) * D + lane * 8 : at[u];
 #pragma unroll
       for (int x = 0; x < 2; x++) raw[x][u] = *reinterpret_cast<const uint4 *>(a.x[x] + from);
     }
@@ -295,8 +289,6 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
                     "aligned",
                     out_align);
   if (plan->total_blocks == 0) return FP2_OK;
-  int page_shift = 0;
-  while (pages && (1 << page_shift) < p->page_size) page_shift++;
   const PoolArgs a = {*p,
                       plan->cu_q,
                       plan->cu_k,
@@ -306,7 +298,7 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
                       {static_cast<const __nv_bfloat16 *>(k), static_cast<const __nv_bfloat16 *>(v)},
                       pages ? pages->table : nullptr,
                       pages ? pages->max_pages : 0,
-                      page_shift,
+                      pages ? page_shift(p->page_size) : 0,
                       scales,
                       {k_mean, v_mean},
                       {kbar, vbar},

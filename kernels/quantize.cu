@@ -9,6 +9,7 @@
 #include "cuda_check.h"
 #include "e4m3.cuh"
 #include "fp2.h"
+#include "page_row.cuh"
 
 namespace fp2 {
 namespace {
@@ -125,9 +126,10 @@ __global__ void amax_pages_kernel(const AmaxPages a, unsigned *amax) {
       const int i = i0 + u * kThreads;
       if (i >= n) break;
       const int t = first + i / a.row_vecs;
-      const size_t row = ((size_t)pages[t >> a.page_shift] << a.page_shift) + (t & ((1 << a.page_shift) - 1));
+      const size_t row = page_row(pages, a.page_shift, t);
 #pragma unroll
-      for (int x = 0; x < 2; x++) raw[x][u] = reinterpret_cast<const uint4 *>(a.x[x])[row * a.row_vecs + i % a.row_vecs];
+      for (int x = 0; x < 2; x++)
+        raw[x][u] = reinterpret_cast<const uint4 *>(a.x[x])[row * a.row_vecs + i % a.row_vecs];
     }
 #pragma unroll
     for (int x = 0; x < 2; x++)
@@ -195,14 +197,12 @@ extern "C" fp2_status fp2_scales_e4m3_paged(const fp2_params *p, const fp2_plan 
                     p->hkv * p->dim);
   const size_t nq = (size_t)plan->total_q * p->hq * p->dim;
   AmaxRun r = {{nullptr, nullptr, static_cast<const __nv_bfloat16 *>(q)}, {0, 0, nq}, {0, 0, nq / kVec}};
-  int page_shift = 0;
-  while ((1 << page_shift) < p->page_size) page_shift++;
   const AmaxPages kv = {{static_cast<const __nv_bfloat16 *>(k), static_cast<const __nv_bfloat16 *>(v)},
                         pages->table,
                         plan->cu_k,
                         plan->cu_blocks,
                         pages->max_pages,
-                        page_shift,
+                        page_shift(p->page_size),
                         p->block,
                         p->hkv * p->dim / kVec};
   FP2_CUDA("fp2_scales_e4m3_paged", cudaMemsetAsync(amax_scratch, 0, 3 * sizeof(unsigned), stream));
