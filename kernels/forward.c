@@ -27,7 +27,7 @@
 #include "cuda_check.h"
 #include "fp2.h"
 
-#define ALIGN 256 /* every region's start: TMA wants 16 bytes, vector loads 16, cub 256 */
+#define ALIGN 256 /* every region's start: more than the 16 bytes TMA and vector loads want, no shared line */
 
 enum {
   R_Q8, R_K8, R_V8, R_K16, R_V16, R_SCALES, R_AMAX, R_K_MEAN, R_V_MEAN, R_KBAR, R_VBAR,

@@ -12,8 +12,8 @@
    no later stage reads the pages.
    A pooled cache (fp2_pooled_cache; BF16, contiguous; a template parameter) keeps the means of
    full blocks across the chunks of a prefill: the pool's grid then covers only the blocks
-   past each request's prefix, writing the full ones to the cache, and a light pass copies the
-   prefix's means from it (a warp a row, no key read). Written by this same code from the same
+   past each request's prefix, writing the full ones to the cache, and its last CTAs copy the
+   prefix's means from it (a warp a row, no key read; a kernel of its own until 2026-12-04). Written by this same code from the same
    keys, a cached mean is the one pooling would give, bit for bit.
    One CTA per (key block, KV head): 16 lanes of 16-byte loads per key row, 16 key rows at
    a time, partial sums in f32 combined through shared memory. Bandwidth-bound: reads K and
@@ -113,18 +113,50 @@ __device__ __forceinline__ void pooled_block(const PoolArgs &a, int b, int &s, i
   }
 }
 
+constexpr int kCachedWarps = kPoolThreads / 32;
+
+/* With a pooled cache, the means of the blocks of each sequence's prefix, copied from it into
+   the pass's means and pooled operands (bf16): row `row` of the plan's prefix blocks x hkv (a
+   block's D means of one KV head, K's and V's), by one warp. */
+template <int D>
+__device__ __forceinline__ void copy_cached_means(const PoolArgs &a, int row) {
+  const fp2_params &p = a.p;
+  const int h = row % p.hkv, lane = threadIdx.x % 32;
+  int j = row / p.hkv, s = 0;
+  for (int prefix; j >= (prefix = prefix_blocks(a, s)); s++) j -= prefix;
+  const size_t from = ((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D;
+  const size_t to = ((size_t)h * a.cu_blocks[a.batch] + a.cu_blocks[s] + j) * D;
+  for (int d = 4 * lane; d < D; d += 128)
+#pragma unroll
+    for (int x = 0; x < 2; x++) {
+      const float4 m = *reinterpret_cast<const float4 *>(a.cache_mean[x] + from + d);
+      *reinterpret_cast<float4 *>(a.mean[x] + to + d) = m;
+      const __nv_bfloat162 lo = __floats2bfloat162_rn(m.x, m.y), hi = __floats2bfloat162_rn(m.z, m.w);
+      *reinterpret_cast<uint2 *>(static_cast<__nv_bfloat16 *>(a.bar[x]) + to + d) =
+          make_uint2(*reinterpret_cast<const uint32_t *>(&lo), *reinterpret_cast<const uint32_t *>(&hi));
+    }
+}
+
 /* grid: the key blocks pooled (pooled_block) x hkv CTAs in one dimension, the hkv heads of a
    block side by side: together they read each of its positions' K and V rows whole (hkv x D
    values, contiguous), so that a DRAM page is opened once, not once per head at other times.
-   block: kPoolThreads. */
+   With a pooled cache, CTAs from pooled_ctas on copy the prefix's rows, kCachedWarps a CTA
+   (cached_rows of them): one launch, not two, for a chunk whose pool is short. block:
+   kPoolThreads. */
 template <int D, bool kFp8, bool kVt, bool kPaged, bool kCache>
-__global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
+__global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a, int pooled_ctas, int cached_rows) {
   constexpr int kLanes = PoolShape<D>::lanes, kRowsAtOnce = PoolShape<D>::rows_at_once;
   static_assert(!kVt || (kFp8 && D == kVtRows && kRowsAtOnce == 16), "V^T: FP8, head dim 128");
   static_assert(!kCache || (!kFp8 && !kPaged), "a pooled cache: BF16, contiguous");
   __shared__ float partial[2][kRowsAtOnce][D];
   __shared__ uint32_t vt_tile[kVt ? kVtRows * 32 : 1];
   const fp2_params &p = a.p;
+  if constexpr (kCache)
+    if ((int)blockIdx.x >= pooled_ctas) {
+      const int row = ((int)blockIdx.x - pooled_ctas) * kCachedWarps + threadIdx.x / 32;
+      if (row < cached_rows) copy_cached_means<D>(a, row);
+      return;
+    }
   const int h = blockIdx.x % p.hkv, total_blocks = a.cu_blocks[a.batch];
   const int lane = threadIdx.x % kLanes, r0 = threadIdx.x / kLanes;
   int s, j;
@@ -213,50 +245,22 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
   }
 }
 
-constexpr int kCachedWarps = 8;
-
-/* With a pooled cache, the means of the blocks of each sequence's prefix, copied from it into
-   the pass's means and pooled operands (bf16). grid: rows = the plan's prefix blocks x hkv, a
-   warp a row (a block's D means of one KV head, K's and V's), kCachedWarps rows a CTA. */
-template <int D>
-__global__ void __launch_bounds__(32 * kCachedWarps) cached_means_kernel(PoolArgs a, int rows) {
-  const fp2_params &p = a.p;
-  const int row = blockIdx.x * kCachedWarps + threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (row >= rows) return;
-  const int h = row % p.hkv;
-  int j = row / p.hkv, s = 0;
-  for (int prefix; j >= (prefix = prefix_blocks(a, s)); s++) j -= prefix;
-  const size_t from = ((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D;
-  const size_t to = ((size_t)h * a.cu_blocks[a.batch] + a.cu_blocks[s] + j) * D;
-  for (int d = 4 * lane; d < D; d += 128)
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-      const float4 m = *reinterpret_cast<const float4 *>(a.cache_mean[x] + from + d);
-      *reinterpret_cast<float4 *>(a.mean[x] + to + d) = m;
-      const __nv_bfloat162 lo = __floats2bfloat162_rn(m.x, m.y), hi = __floats2bfloat162_rn(m.z, m.w);
-      *reinterpret_cast<uint2 *>(static_cast<__nv_bfloat16 *>(a.bar[x]) + to + d) =
-          make_uint2(*reinterpret_cast<const uint32_t *>(&lo), *reinterpret_cast<const uint32_t *>(&hi));
-    }
-}
-
 template <int D, bool kPaged>
 void launch(const PoolArgs &a, const fp2_plan *plan, cudaStream_t stream) {
-  const dim3 grid((unsigned)plan->total_blocks * a.p.hkv);
+  const int ctas = plan->total_blocks * a.p.hkv;
   if constexpr (D == kVtRows)
     if (a.vt) {
-      pool_kernel<D, true, true, kPaged, false><<<grid, kPoolThreads, 0, stream>>>(a);
+      pool_kernel<D, true, true, kPaged, false><<<ctas, kPoolThreads, 0, stream>>>(a, ctas, 0);
       return;
     }
   if (a.p.dtype == FP2_FP8) {
-    pool_kernel<D, true, false, kPaged, false><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<D, true, false, kPaged, false><<<ctas, kPoolThreads, 0, stream>>>(a, ctas, 0);
   } else if (!a.cache_table) {
-    pool_kernel<D, false, false, kPaged, false><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<D, false, false, kPaged, false><<<ctas, kPoolThreads, 0, stream>>>(a, ctas, 0);
   } else if constexpr (!kPaged) {
-    const int rows = plan->prefix_blocks * a.p.hkv;
+    const int pooled = (plan->total_blocks - plan->prefix_blocks) * a.p.hkv, rows = plan->prefix_blocks * a.p.hkv;
     pool_kernel<D, false, false, false, true>
-        <<<(unsigned)(plan->total_blocks - plan->prefix_blocks) * a.p.hkv, kPoolThreads, 0, stream>>>(a);
-    if (rows > 0)
-      cached_means_kernel<D><<<(rows + kCachedWarps - 1) / kCachedWarps, 32 * kCachedWarps, 0, stream>>>(a, rows);
+        <<<pooled + (rows + kCachedWarps - 1) / kCachedWarps, kPoolThreads, 0, stream>>>(a, pooled, rows);
   }
 }
 
