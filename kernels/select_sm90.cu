@@ -7,11 +7,11 @@
    keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
    as M, the tile's rows as N; FP8: e4m3 wgmma on the codes, no conversion), so that a key's
    maximum and sum over the tile's rows stay within its lane quad: no cross-warp
-   combination. BF16 takes a stage in one product (two keys x 32 rows a thread) and issues
-   stage c + 1's before stage c's exponentials; FP8 takes it in two products of half the
-   rows each, one after the other, on half the registers, so that twice the CTAs fit
-   (SelPrec). Either way a stage is scored half by half (two keys x 16 rows a thread). A
-   stage is refilled as soon as its products have completed. A key's energy goes to the
+   combination. A stage is two products of half the tile's rows each, one after the other,
+   each scored (two keys x 16 rows a thread) before the next, on half a tile's accumulator,
+   so that more CTAs fit (SelPrec): their warps, not a product in flight under the
+   exponentials, keep the SM busy. The stage is refilled as soon as its products have
+   completed. A key's energy goes to the
    segment's scratch as a log2 value against a reference of its own (its score on the
    tile's first row where every row counts the stage, else a maximum; select_tile.cuh);
    select_csr.cu thresholds after.
@@ -26,7 +26,8 @@
    I2F, MUFU.RCP and F2I queued behind the exponentials) FP8 1.01 → 0.95, BF16 1.18 → 1.14-1.19;
    v10 (a tile's KV heads side by side in the grid, so that they read Q's positions whole; the
    CSR's energies read once, select_csr.cu) FP8 0.950 → 0.931 (BF16, the grid alone: 1.15-1.18 →
-   1.14). */
+   1.14); v11 (BF16 as FP8 since v7: half-tile products at 4 CTAs per SM, in place of
+   whole-tile products on two accumulators at 3) kernels/NOTES.md. */
 #include <string.h>
 
 #include "cuda_check.h"
@@ -44,23 +45,22 @@ constexpr int kD = FP2_SM90_DIM;
 constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
 static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
 
-/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes and
-   stages, the CTAs per SM and a product's rows (Scores: a product's accumulator).
-   - BF16: 3 CTAs, as shared memory allows (Q's 32 KB and two stages of 16 KB). A stage is
-     one product against the whole tile, and the next stage's product runs under this
-     one's exponentials: two accumulators, 168 registers.
-   - FP8: a stage is two products of half the tile's rows each, one after the other on one
-     half's registers, so that 8 CTAs fit (one stage of 8 KB, 64 registers, Q converted in
-     two batches of loads): more warps instead of the overlap and the prefetch. On the H200
-     at 128K, 5 CTAs (three stages) took 1.09 ms, 6 (two) 1.05 and 8 1.02, against 1.12 for
-     v5's 4 CTAs on whole-tile products (kernels/NOTES.md). */
+/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes, the CTAs
+   per SM (Scores: a half-tile product's accumulator, 32 registers). One stage: its keys are
+   reloaded when both products of the stage have completed, and the other CTAs cover the load.
+   - BF16: 4 CTAs, as shared memory allows (Q's 32 KB and a stage of 16 KB). Until v11, 3 CTAs
+     on whole-tile products, the next stage's under this one's exponentials (two stages, two
+     accumulators, 168 registers).
+   - FP8: 8 CTAs (one stage of 8 KB, 64 registers, Q converted in two batches of loads). On
+     the H200 at 128K, 5 CTAs (three stages) took 1.09 ms, 6 (two) 1.05 and 8 1.02, against
+     1.12 for v5's 4 CTAs on whole-tile products (kernels/NOTES.md). */
 template <bool kFp8>
 struct SelPrec : Sm90Operand<kFp8> {
   static constexpr int stage_bytes = Sm90Operand<kFp8>::halves * kStageKeys * 128;
-  static constexpr int stages = kFp8 ? 1 : 2;
-  static constexpr int ctas_per_sm = kFp8 ? 8 : 3;
+  static constexpr int stages = 1;
+  static constexpr int ctas_per_sm = kFp8 ? 8 : 4;
   static constexpr int q_batches = 2; /* FP8: Q's rows converted in this many batches of loads */
-  static constexpr int product_rows = kFp8 ? kTileRows / 2 : kTileRows;
+  static constexpr int product_rows = kTileRows / 2;
   using Scores = float[product_rows / 8][4];
 };
 
@@ -75,16 +75,12 @@ struct SelSmem {
 };
 
 /* The scores of the 64 rows of half h of the tile (h = 0: rows 0..63, 1: rows 64..127): a
-   half-tile product's accumulator, or either half of a whole-tile one's (d[i] holds rows
-   8i..8i+7). */
+   half-tile product's accumulator (d[i] holds rows 8i..8i+7 of the half). */
 using HalfScores = float[8][4];
+static_assert(sizeof(HalfScores) == sizeof(typename SelPrec<false>::Scores), "a product is half a tile");
 
-__device__ __forceinline__ const HalfScores &half_of(const float (&d)[16][4], int h) {
-  return *reinterpret_cast<const HalfScores *>(&d[8 * h]);
-}
-
-/* d (64 keys x the product's rows: the whole tile, or half h of it in FP8) = K̄ Q^T of one
-   stage, committed as one group. */
+/* d (64 keys x the 64 rows of half h of the tile) = K̄ Q^T of one stage, committed as one
+   group. */
 template <bool kFp8>
 __device__ __forceinline__ void issue_scores(typename SelPrec<kFp8>::Scores &d, const unsigned char *keys,
                                              const unsigned char *q, int h) {
@@ -95,7 +91,7 @@ __device__ __forceinline__ void issue_scores(typename SelPrec<kFp8>::Scores &d, 
     if constexpr (kFp8)
       wgmma_m64n64k32_e4m3_ss(d, kd, qd, kk > 0);
     else
-      wgmma_m64n128k16_bf16_ss(d, kd, qd, kk > 0);
+      wgmma_m64n64k16_bf16_ss(d, kd, qd, kk > 0);
   }
   wgmma_commit();
 }
@@ -105,8 +101,8 @@ __device__ __forceinline__ void issue_scores(typename SelPrec<kFp8>::Scores &d, 
 __device__ __forceinline__ int stage_key0(int j0) { return j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4; }
 
 /* Score (i, e) of half h as a key sees it: kMasked counts a score past its row's last block
-   as -inf. d is only read: in BF16 the next stage's product is in flight, and writing the
-   registers of a wgmma accumulator meanwhile makes ptxas serialise every wgmma. */
+   as -inf. d is only read: writing the registers of a wgmma accumulator makes ptxas serialise
+   every wgmma. */
 template <bool kMasked>
 __device__ __forceinline__ float score_at(const HalfScores &d, const int *row_last, int k0, int h, int i, int e) {
   return !kMasked || k0 + 8 * (e / 2) <= row_last[64 * h + 8 * i + 2 * (threadIdx.x % 4) + e % 2] ? d[i][e]
@@ -329,7 +325,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   const int full_end = select_full_end(sg);
   float l_max = -INFINITY;
   using Scores = typename Prec::Scores;
-  auto issue = [&](int c, Scores &d, int h) {
+  auto issue = [&](int c, Scores &d, int h) { /* product h of stage c */
     if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
     issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
   };
@@ -357,54 +353,17 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
       score_second_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
     l_max = fmaxf(l_max, store_energies(sum, ref, k0, sg.tl.nscored, sg.slot));
   };
-  if constexpr (kFp8) { /* half-tile products, one at a time */
-    Scores d;
-    for (int c = 0; c < n; c++) {
-      issue(c, d, 0);
-      wgmma_wait<0>();
-      wgmma_hold(d);
-      first_half(c, d);
-      issue(c, d, 1);
-      wgmma_wait<0>();
-      wgmma_hold(d);
-      release(c);
-      second_half(c, d);
-    }
-  } else if (n > 0) {
-    /* Whole-tile products on two accumulators, stage c + 1's issued before stage c's
-       exponentials; straight-line steps, every issue waited for on every path, so that
-       ptxas can follow which product each wait completes. */
-    Scores d0, d1;
-    auto finish = [&](int c, const Scores &d) {
-      release(c);
-      first_half(c, half_of(d, 0));
-      second_half(c, half_of(d, 1));
-    };
-    issue(0, d0, 0);
-    int c = 0;
-    for (; c + 2 < n; c += 2) {
-      issue(c + 1, d1, 0);
-      wgmma_wait<1>();
-      wgmma_hold(d0);
-      finish(c, d0);
-      issue(c + 2, d0, 0);
-      wgmma_wait<1>();
-      wgmma_hold(d1);
-      finish(c + 1, d1);
-    }
-    if (c + 1 < n) { /* stages c and c + 1 are left */
-      issue(c + 1, d1, 0);
-      wgmma_wait<1>();
-      wgmma_hold(d0);
-      finish(c, d0);
-      wgmma_wait<0>();
-      wgmma_hold(d1);
-      finish(c + 1, d1);
-    } else { /* stage c is left */
-      wgmma_wait<0>();
-      wgmma_hold(d0);
-      finish(c, d0);
-    }
+  Scores d;
+  for (int c = 0; c < n; c++) { /* half-tile products, one at a time */
+    issue(c, d, 0);
+    wgmma_wait<0>();
+    wgmma_hold(d);
+    first_half(c, d);
+    issue(c, d, 1);
+    wgmma_wait<0>();
+    wgmma_hold(d);
+    release(c);
+    second_half(c, d);
   }
   write_warp_max(a, sg, l_max);
 #else
