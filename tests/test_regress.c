@@ -115,6 +115,22 @@ static void generator_versions(void) {
   cJSON_Delete(cand);
 }
 
+/* A result from before config.page_size existed ran K and V contiguous: it compares with
+   page_size 0 (either side), not with pages. */
+static void page_size_absent(void) {
+  cJSON *base = load("base"), *cand = load("same");
+  char err[ERR_LEN] = "";
+  EXPECT(!cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(base, "config"), "page_size"));
+  cJSON *pages = cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(cand, "config"), "page_size", 0);
+  EXPECT_MSG(regress_compatible(base, cand, err) == 0, "no page_size against 0: %s", err);
+  EXPECT_MSG(regress_compatible(cand, base, err) == 0, "page_size 0 against none: %s", err);
+  cJSON_SetNumberValue(pages, 64);
+  EXPECT(regress_compatible(base, cand, err) != 0);
+  EXPECT_MSG(strstr(err, "page_size is none against 64") != NULL, "'%s' does not name page_size", err);
+  cJSON_Delete(base);
+  cJSON_Delete(cand);
+}
+
 int main(void) {
   synthetic();
   EXPECT(attend_verdict("same") == VERDICT_SAME);
@@ -125,5 +141,6 @@ int main(void) {
   refused("other-gpu", "different GPUs");
   refused("other-driver", "CUDA drivers");
   generator_versions();
+  page_size_absent();
   return test_result("test_regress");
 }
