@@ -13,8 +13,9 @@
    A pooled cache (fp2_pooled_cache; BF16, contiguous; a template parameter) keeps the means of
    full blocks across the chunks of a prefill: the pool's grid then covers only the blocks
    past each request's prefix, writing the full ones to the cache, and its last CTAs copy the
-   prefix's means from it (a warp a row, no key read; a kernel of its own until 2026-12-04). Written by this same code from the same
-   keys, a cached mean is the one pooling would give, bit for bit.
+   prefix's means from it (a warp a row, no key read; a kernel of its own until 2026-12-04).
+   Written by this same code from the same keys, a cached mean is the one pooling would give,
+   bit for bit.
    One CTA per (key block, KV head): 16 lanes of 16-byte loads per key row, 16 key rows at
    a time, partial sums in f32 combined through shared memory. Bandwidth-bound: reads K and
    V once. v1 (one thread per head dimension, one element a load, from the codes of a

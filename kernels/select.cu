@@ -321,5 +321,5 @@ extern "C" fp2_status fp2_select(const fp2_params *p, const fp2_plan *plan, cons
   else
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (st != FP2_OK) return st;
-  return select_csr(a, plan, index, workspace, workspace_bytes, stream);
+  return select_csr(a, plan, index, workspace, stream);
 }

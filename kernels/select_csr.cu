@@ -128,11 +128,9 @@ size_t groups(const fp2_plan *plan) { return (size_t)fp2_cdiv(plan->nseg, kGroup
 size_t select_csr_workspace_bytes(const fp2_plan *plan) { return warp_max_bytes(plan) + sizeof(int) * groups(plan); }
 
 fp2_status select_csr(const SelectArgs &a, const fp2_plan *plan, fp2_index *index, void *workspace,
-                      size_t workspace_bytes, cudaStream_t stream) {
-  (void)workspace_bytes; /* fp2_select checked it */
+                      cudaStream_t stream) {
   int *group_counts = reinterpret_cast<int *>(static_cast<char *>(workspace) + warp_max_bytes(plan));
-  const unsigned ctas = (unsigned)groups(plan);
-  if (ctas == 0) return FP2_OK;
+  const unsigned ctas = (unsigned)groups(plan); /* at least one: every sequence has a query */
   compact_kernel<<<ctas, 32 * kGroup, 0, stream>>>(a, plan->nseg, group_counts);
   FP2_LAUNCHED("fp2_select: compact the kept blocks");
   place_kernel<<<ctas, 32 * kGroup, 0, stream>>>(a, plan->nseg, group_counts, index->offsets, index->indices);

@@ -47,9 +47,9 @@ constexpr int kD = FP2_SM90_DIM;
 constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
 static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
 
-/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes, the CTAs
-   per SM (Scores: a half-tile product's accumulator, 32 registers). One stage: its keys are
-   reloaded when both products of the stage have completed, and the other CTAs cover the load.
+/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes and the CTAs
+   per SM. One stage: its keys are reloaded when both products of the stage have completed,
+   and the other CTAs cover the load.
    - BF16: 4 CTAs, as shared memory allows (Q's 32 KB and a stage of 16 KB). Until v11, 3 CTAs
      on whole-tile products, the next stage's under this one's exponentials (two stages, two
      accumulators, 168 registers).
@@ -62,8 +62,6 @@ struct SelPrec : Sm90Operand<kFp8> {
   static constexpr int stages = 1;
   static constexpr int ctas_per_sm = kFp8 ? 8 : 4;
   static constexpr int q_batches = 2; /* FP8: Q's rows converted in this many batches of loads */
-  static constexpr int product_rows = kTileRows / 2;
-  using Scores = float[product_rows / 8][4];
 };
 
 /* Shared memory, 1024-byte aligned: the operand tiles first. */
@@ -77,15 +75,13 @@ struct SelSmem {
 };
 
 /* The scores of the 64 rows of half h of the tile (h = 0: rows 0..63, 1: rows 64..127): a
-   half-tile product's accumulator (d[i] holds rows 8i..8i+7 of the half). */
+   half-tile product's accumulator, 32 registers (d[i] holds rows 8i..8i+7 of the half). */
 using HalfScores = float[8][4];
-static_assert(sizeof(HalfScores) == sizeof(typename SelPrec<false>::Scores), "a product is half a tile");
 
 /* d (64 keys x the 64 rows of half h of the tile) = K̄ Q^T of one stage, committed as one
    group. */
 template <bool kFp8>
-__device__ __forceinline__ void issue_scores(typename SelPrec<kFp8>::Scores &d, const unsigned char *keys,
-                                             const unsigned char *q, int h) {
+__device__ __forceinline__ void issue_scores(HalfScores &d, const unsigned char *keys, const unsigned char *q, int h) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kD / SelPrec<kFp8>::k_step; kk++) {
@@ -326,8 +322,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   const float scale_log2 = sq * sk * rsqrtf((float)kD) * kLog2e;
   const int full_end = select_full_end(sg);
   float l_max = -INFINITY;
-  using Scores = typename Prec::Scores;
-  auto issue = [&](int c, Scores &d, int h) { /* product h of stage c */
+  auto issue = [&](int c, HalfScores &d, int h) { /* product h of stage c */
     if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
     issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
   };
@@ -355,7 +350,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
       score_second_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
     l_max = fmaxf(l_max, store_energies(sum, ref, k0, sg.tl.nscored, sg.slot));
   };
-  Scores d;
+  HalfScores d;
   for (int c = 0; c < n; c++) { /* half-tile products, one at a time */
     issue(c, d, 0);
     wgmma_wait<0>();

@@ -105,11 +105,11 @@ __device__ __forceinline__ void write_warp_max(const SelectArgs &a, const Select
 fp2_status select_sm90(const SelectArgs &a, const fp2_plan *plan, cudaStream_t stream);
 
 /* The CSR from the scored scratch and warp_max (select_csr.cu): the threshold, the
-   always-kept blocks, counts, offsets and indices. workspace: select_csr_workspace_bytes,
-   a.warp_max at its start. */
+   always-kept blocks, counts, offsets and indices. workspace: select_csr_workspace_bytes of
+   them (fp2_select checks its size), a.warp_max at its start. */
 size_t select_csr_workspace_bytes(const fp2_plan *plan);
 fp2_status select_csr(const SelectArgs &a, const fp2_plan *plan, fp2_index *index, void *workspace,
-                      size_t workspace_bytes, cudaStream_t stream);
+                      cudaStream_t stream);
 
 }  // namespace fp2
 
