@@ -38,12 +38,6 @@ static void run(const problem *pb, pipeline_result *r, double density) {
   cpu_pipeline(pb, &cfg, r);
 }
 
-static int same_index(const csr_index *a, const csr_index *b) {
-  if (a->nseg != b->nseg || a->nnz != b->nnz) return 0;
-  return memcmp(a->offsets, b->offsets, sizeof(int) * (size_t)(a->nseg + 1)) == 0 &&
-         memcmp(a->indices, b->indices, sizeof(int) * (size_t)a->nnz) == 0;
-}
-
 /* The geometry of DESIGN.md's Definitions on a hand-computed case. */
 static void tile_geometry(void) {
   fp2_params p = params(12, 3, 8, 0.1f); /* g = 4 */
@@ -69,7 +63,7 @@ static void alpha_zero_is_dense(void) {
   run(&pb, &r, -1);
   csr_index dense;
   ref_dense_index(&pb, &dense);
-  EXPECT(same_index(&r.index, &dense));
+  EXPECT(csr_same(&r.index, &dense));
   /* Full attention row by row equals the alpha = 0 output. */
   double full[32];
   for (int i = 0; i < 1000; i += 97)

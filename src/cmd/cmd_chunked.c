@@ -61,12 +61,6 @@ static int one_pass(const experiment_run *x, problem *pb, const fp2_pooled_cache
   return 0;
 }
 
-static int same_index(const csr_index *a, const csr_index *b) {
-  return a->nseg == b->nseg && a->nnz == b->nnz &&
-         memcmp(a->offsets, b->offsets, sizeof(int) * ((size_t)a->nseg + 1)) == 0 &&
-         memcmp(a->indices, b->indices, sizeof(int) * (size_t)a->nnz) == 0;
-}
-
 /* The prompt in chunks of `chunk` queries (the last one shorter when chunk does not divide it);
    with cache (fresh: every row NaN), each chunk again with it, into cached. */
 static int chunked_pass(const experiment_run *x, const problem *full, int chunk, const fp2_pooled_cache *cache,
@@ -80,7 +74,7 @@ static int chunked_pass(const experiment_run *x, const problem *full, int chunk,
     int rc = one_pass(x, &c, NULL, t, cache ? &without : NULL, err);
     if (rc == 0 && cache) {
       rc = one_pass(x, &c, cache, cached, &with, err);
-      if (rc == 0 && !same_index(&without, &with)) {
+      if (rc == 0 && !csr_same(&without, &with)) {
         err_set(err, "the pooled cache changed the index of the chunk at %d (a bug: it must not)", first);
         rc = -1;
       }
@@ -124,11 +118,18 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
   t->per_chunk = NULL;
 }
 
-/* Why the chunks run without a pooled cache here (NULL: they run with one too). */
+/* Why the chunks run without a pooled cache here (NULL: they run with one too): the library's
+   own rules (fp2_check_pooled_cache), asked with stand-ins where only the dtype and the pages
+   decide. */
 static const char *no_cache_reason(const experiment_run *x, const problem *full) {
   if (x->backend != BACKEND_GPU) return "the cpu backend has no pooled cache";
-  if (full->p.dtype != FP2_BF16) return "the pooled cache takes BF16 only (FP8 converts the whole prefix per chunk)";
-  if (full->p.page_size) return "the pooled cache takes contiguous K and V only (the pool copies the pages)";
+  const int any_table[1] = {0};
+  float any_mean[1];
+  const fp2_kv_pages pages = {any_table, 1};
+  const fp2_pooled_cache cache = {any_mean, any_mean, any_table, 0};
+  const fp2_plan plan = {0};
+  if (fp2_check_pooled_cache(&full->p, &plan, full->p.page_size ? &pages : NULL, &cache) != FP2_OK)
+    return fp2_error_message();
   return NULL;
 }
 

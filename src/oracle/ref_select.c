@@ -27,6 +27,12 @@ void csr_copy(const csr_index *src, csr_index *out) {
   memcpy(out->evaluated, src->evaluated, nseg);
 }
 
+int csr_same(const csr_index *a, const csr_index *b) {
+  return a->nseg == b->nseg && a->nnz == b->nnz &&
+         memcmp(a->offsets, b->offsets, sizeof(int) * ((size_t)a->nseg + 1)) == 0 &&
+         memcmp(a->indices, b->indices, sizeof(int) * (size_t)a->nnz) == 0;
+}
+
 static double dot_f64(const float *a, const float *b, int n) {
   double s = 0;
   for (int i = 0; i < n; i++) s += (double)a[i] * (double)b[i];

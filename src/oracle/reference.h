@@ -23,6 +23,8 @@ typedef struct csr_index {
 
 void csr_free(csr_index *c);
 void csr_copy(const csr_index *src, csr_index *out);
+/* The same segments and, in each, the same blocks (evaluated is not compared). */
+int csr_same(const csr_index *a, const csr_index *b);
 
 /* Pooled means over the operands (dequantised), per KV head and key block of every sequence:
    [hkv, cu_blocks[batch], dim], f32 of fp64 sums; the last block of a sequence may be partial. */

@@ -65,8 +65,8 @@ static int upload_pages(const problem *pb, const kv_pages *kp, const float *x, v
   return rc;
 }
 
-/* p: the problem's parameters with the kernel that runs (--kernel auto resolved). */
-/* submit_ms: the host's time in fp2_forward. */
+/* p: the problem's parameters with the kernel that runs (--kernel auto resolved); submit_ms:
+   the host's time in fp2_forward. */
 static int run_once(const problem *pb, const fp2_params *p, const pipeline_config *cfg, const fp2_plan *plan,
                     device_buffers *d, const fp2_stage_events *ev, int forced, double *submit_ms, char *err) {
   const size_t nq = (size_t)pb->total_q * p->hq * p->dim;
