@@ -94,21 +94,27 @@ __device__ __forceinline__ int prefix_blocks(const PoolArgs &a, int s) {
   return (a.cu_k[s + 1] - a.cu_k[s] - (a.cu_q[s + 1] - a.cu_q[s])) / a.p.block;
 }
 
+/* With a pooled cache, a sequence's blocks are its prefix's (copied from the cache) and the
+   fresh ones past it (pooled). The b-th block of one kind, counted over the sequences in
+   order: returns its sequence s, and b becomes its place among s's blocks of that kind. */
+template <bool kFresh>
+__device__ __forceinline__ int nth_block_of_kind(const PoolArgs &a, int &b) {
+  for (int s = 0;; s++) {
+    const int prefix = prefix_blocks(a, s), n = kFresh ? a.cu_blocks[s + 1] - a.cu_blocks[s] - prefix : prefix;
+    if (b < n) return s;
+    b -= n;
+  }
+}
+
 /* The b-th block the pool's grid covers, as block j of sequence s: every block, or with a
-   pooled cache those past each sequence's prefix. */
+   pooled cache the fresh ones. */
 template <bool kCache>
 __device__ __forceinline__ void pooled_block(const PoolArgs &a, int b, int &s, int &j) {
-  s = 0;
   if constexpr (kCache) {
-    for (;; s++) {
-      const int prefix = prefix_blocks(a, s), fresh = a.cu_blocks[s + 1] - a.cu_blocks[s] - prefix;
-      if (b < fresh) {
-        j = prefix + b;
-        return;
-      }
-      b -= fresh;
-    }
+    s = nth_block_of_kind<true>(a, b);
+    j = prefix_blocks(a, s) + b;
   } else {
+    s = 0;
     while (a.cu_blocks[s + 1] <= b) s++;
     j = b - a.cu_blocks[s];
   }
@@ -123,8 +129,8 @@ template <int D>
 __device__ __forceinline__ void copy_cached_means(const PoolArgs &a, int row) {
   const fp2_params &p = a.p;
   const int h = row % p.hkv, lane = threadIdx.x % 32;
-  int j = row / p.hkv, s = 0;
-  for (int prefix; j >= (prefix = prefix_blocks(a, s)); s++) j -= prefix;
+  int j = row / p.hkv;
+  const int s = nth_block_of_kind<false>(a, j);
   const size_t from = ((size_t)a.cache_table[(size_t)s * a.cache_max_blocks + j] * p.hkv + h) * D;
   const size_t to = ((size_t)h * a.cu_blocks[a.batch] + a.cu_blocks[s] + j) * D;
   for (int d = 4 * lane; d < D; d += 128)
