@@ -1,7 +1,8 @@
 # Warp stall samples per CUDA source line of the BF16 select, from call 20's source pages
 # (ncu --page source --csv --print-source cuda,sass: src-one-pass.csv, src-chunk0.csv,
-# src-chunk8.csv, 1.6 MB each, not kept): each line's share of the kernel's samples, and the
-# chunk-8 line's three largest stall reasons. Run in the folder of the CSVs; output: source-lines.txt.
+# src-chunk8.csv, 1.6 MB each, not kept): each line's share of the sum over the lines (an
+# inlined line's samples count at the line and again at its call site), and the chunk-8 line's
+# three largest stall reasons. Run in the folder of the CSVs; output: source-lines.txt.
 import csv, sys, collections
 def load(fn):
     per = collections.OrderedDict(); hdr=None; f=None
