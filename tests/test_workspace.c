@@ -51,7 +51,7 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
       {"v16", (uintptr_t)w.v16, !fp8 && page_size ? 2 * nk : 0},
   };
   const int n = (int)(sizeof r / sizeof r[0]);
-  EXPECT(w.select_ws_bytes == r[13].bytes); /* 0 without a GPU: cub asks the device */
+  EXPECT(w.select_ws_bytes == r[13].bytes); /* warp_max and the groups' counts (select_csr.cu) */
   EXPECT(w.attend_ws_bytes == r[14].bytes);
   EXPECT_MSG((w.attend_ws_bytes > 0) == (fp8 && kernel == FP2_KERNEL_SM90), "attend workspace of %zu bytes",
              w.attend_ws_bytes);
