@@ -221,20 +221,6 @@ __device__ __forceinline__ void wgmma_m64n64k32_e4m3_ss(float (&d)[8][4], uint64
       : "l"(a_desc), "l"(b_desc), "r"(accumulate));
 }
 
-/* D = A B (+ D when accumulate), m64n64k16, bf16 (d[i]: columns 8i..8i+7, i < 8): half a
-   128-row tile. A and B K-major in shared memory. */
-__device__ __forceinline__ void wgmma_m64n64k16_bf16_ss(float (&d)[8][4], uint64_t a_desc, uint64_t b_desc,
-                                                        int accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FP2_WGMMA_D_REGS_N64 ", %32, %33, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : FP2_WGMMA_D_OPERANDS_N64
-      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
-}
-
 #undef FP2_WGMMA_D4
 #undef FP2_WGMMA_D_REGS
 #undef FP2_WGMMA_D_OPERANDS

@@ -7,11 +7,11 @@
    keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
    as M, the tile's rows as N; FP8: e4m3 wgmma on the codes, no conversion), so that a key's
    maximum and sum over the tile's rows stay within its lane quad: no cross-warp
-   combination. A stage is two products of half the tile's rows each, one after the other,
-   each scored (two keys x 16 rows a thread) before the next, on half a tile's accumulator,
-   so that more CTAs fit (SelPrec): their warps, not a product in flight under the
-   exponentials, keep the SM busy. The stage is refilled as soon as its products have
-   completed. A key's energy goes to the
+   combination. BF16 scores a stage as one whole-tile product; FP8, whose 64 registers (8 CTAs
+   per SM) hold half a tile's accumulator, as two products of half the tile's rows each, one
+   after the other. Each half is scored (two keys x 16 rows a thread) apart, and the other
+   CTAs' warps, not a product in flight under the exponentials, keep the SM busy (SelPrec).
+   The stage is refilled as soon as its products have completed. A key's energy goes to the
    segment's scratch as a log2 value against a reference of its own (its score on the
    tile's first row where every row counts the stage, else a maximum; select_tile.cuh);
    select_csr.cu thresholds after.
@@ -29,7 +29,9 @@
    1.14); v11 (BF16 as FP8 since v7: half-tile products at 4 CTAs per SM, in place of
    whole-tile products on two accumulators at 3; 84 registers, was 168 and 24 bytes of spills)
    ncu at 32K 121 → 108 us, at an 8K chunk's first keys 28.4 → 25.0; at 128K in events
-   within the noise (1.13-1.14 ms); 128K in 8K chunks 1.555 → 1.505. */
+   within the noise (1.13-1.14 ms); 128K in 8K chunks 1.555 → 1.505; v14 (BF16 on one
+   whole-tile product a stage at 4 CTAs, the stage released before the exponentials; 114
+   registers, was 84) ncu at 128K 1.037 → 0.997 ms, 128K in 8K chunks 1.543 → 1.504. */
 #include <string.h>
 
 #include "cuda_check.h"
@@ -48,11 +50,12 @@ constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma prod
 static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
 
 /* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes and the CTAs
-   per SM. One stage: its keys are reloaded when both products of the stage have completed,
-   and the other CTAs cover the load.
-   - BF16: 4 CTAs, as shared memory allows (Q's 32 KB and a stage of 16 KB). Until v11, 3 CTAs
-     on whole-tile products, the next stage's under this one's exponentials (two stages, two
-     accumulators, 168 registers).
+   per SM. One stage: its keys are reloaded when the stage's products have completed, and the
+   other CTAs cover the load.
+   - BF16: 4 CTAs, as shared memory allows (Q's 32 KB and a stage of 16 KB), on whole-tile
+     products (114 registers). Until v11, 3 CTAs on whole-tile products, the next stage's
+     under this one's exponentials (two stages, two accumulators, 168 registers); v11-v13 on
+     half-tile products as FP8 (84 registers), 4 % slower at 128K (kernels/NOTES.md).
    - FP8: 8 CTAs (one stage of 8 KB, 64 registers, Q converted in two batches of loads). On
      the H200 at 128K, 5 CTAs (three stages) took 1.09 ms, 6 (two) 1.05 and 8 1.02, against
      1.12 for v5's 4 CTAs on whole-tile products (kernels/NOTES.md). */
@@ -78,10 +81,20 @@ struct SelSmem {
    half-tile product's accumulator, 32 registers (d[i] holds rows 8i..8i+7 of the half). */
 using HalfScores = float[8][4];
 
-/* d (64 keys x the 64 rows of half h of the tile) = K̄ Q^T of one stage, committed as one
-   group. */
+/* A stage's product: BF16 the whole tile's 128 rows (d[i] rows 8i..8i+7: half h in
+   d[8h..8h+7]), FP8 one half's 64 rows. */
 template <bool kFp8>
-__device__ __forceinline__ void issue_scores(HalfScores &d, const unsigned char *keys, const unsigned char *q, int h) {
+using ProductScores = float[kFp8 ? 8 : 16][4];
+
+__device__ __forceinline__ const HalfScores &half_of(const float (&d)[16][4], int h) {
+  return *reinterpret_cast<const HalfScores *>(&d[8 * h]);
+}
+
+/* d (64 keys x the tile's rows: BF16 all 128, FP8 the 64 of half h) = K̄ Q^T of one stage,
+   committed as one group. */
+template <bool kFp8>
+__device__ __forceinline__ void issue_scores(ProductScores<kFp8> &d, const unsigned char *keys, const unsigned char *q,
+                                             int h) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kD / SelPrec<kFp8>::k_step; kk++) {
@@ -89,7 +102,7 @@ __device__ __forceinline__ void issue_scores(HalfScores &d, const unsigned char 
     if constexpr (kFp8)
       wgmma_m64n64k32_e4m3_ss(d, kd, qd, kk > 0);
     else
-      wgmma_m64n64k16_bf16_ss(d, kd, qd, kk > 0);
+      wgmma_m64n128k16_bf16_ss(d, kd, qd, kk > 0);
   }
   wgmma_commit();
 }
@@ -322,7 +335,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   const float scale_log2 = sq * sk * rsqrtf((float)kD) * kLog2e;
   const int full_end = select_full_end(sg);
   float l_max = -INFINITY;
-  auto issue = [&](int c, HalfScores &d, int h) { /* product h of stage c */
+  auto issue = [&](int c, ProductScores<kFp8> &d, int h) { /* product h of stage c (BF16: 0 only) */
     if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
     issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
   };
@@ -350,17 +363,23 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
       score_second_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
     l_max = fmaxf(l_max, store_energies(sum, ref, k0, sg.tl.nscored, sg.slot));
   };
-  HalfScores d;
-  for (int c = 0; c < n; c++) { /* half-tile products, one at a time */
+  ProductScores<kFp8> d;
+  for (int c = 0; c < n; c++) {
     issue(c, d, 0);
     wgmma_wait<0>();
     wgmma_hold(d);
-    first_half(c, d);
-    issue(c, d, 1);
-    wgmma_wait<0>();
-    wgmma_hold(d);
-    release(c);
-    second_half(c, d);
+    if constexpr (kFp8) { /* half 0 scored before half 1's product, on the same registers */
+      first_half(c, d);
+      issue(c, d, 1);
+      wgmma_wait<0>();
+      wgmma_hold(d);
+      release(c);
+      second_half(c, d);
+    } else { /* the stage released before both halves' exponentials: the next one lands under them */
+      release(c);
+      first_half(c, half_of(d, 0));
+      second_half(c, half_of(d, 1));
+    }
   }
   write_warp_max(a, sg, l_max);
 #else
