@@ -239,6 +239,24 @@ __device__ __forceinline__ void score_second_half(float (&sum)[2][2], float (&re
   }
 }
 
+/* BF16's unmasked stage, both halves in one pass: every term against the key's score on the
+   tile's first row (score_first_half says why that is enough), with no check between the
+   halves, so that a thread's 64 exponentials do not wait on a vote halfway (the select's
+   timeline, kernels/NOTES.md: a warp's exponentials alone take about twice the MUFU's time).
+   The same terms in the same order as the two halves scored apart. Returns false where a sum
+   may overflow or a score is not finite: the caller then scores the halves apart. */
+__device__ __forceinline__ bool score_tile_unmasked(float (&sum)[2][2], float (&ref)[2], const float (&d)[16][4],
+                                                    const int *row_last, int k0, float scale_log2) {
+#pragma unroll
+  for (int k = 0; k < 2; k++) {
+    ref[k] = __shfl_sync(0xffffffffu, d[0][2 * k], threadIdx.x % 32 & ~3) * scale_log2;
+    sum[k][0] = sum[k][1] = 0.0f;
+    add_half<false>(sum[k], half_of(d, 0), row_last, k0, 0, k, scale_log2, ref[k]);
+    add_half<false>(sum[k], half_of(d, 1), row_last, k0, 1, k, scale_log2, ref[k]);
+  }
+  return !__any_sync(0xffffffffu, sums_unsafe(sum));
+}
+
 /* How a CTA stages its Q tile. */
 enum QSource { kQByCpAsync, kQByTma, kQConverted };
 
@@ -355,13 +373,16 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     else
       score_first_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
   };
+  auto store = [&](int c) {
+    l_max = fmaxf(l_max, store_energies(sum, ref, stage_key0(c * kStageKeys), sg.tl.nscored, sg.slot));
+  };
   auto second_half = [&](int c, const HalfScores &d) {
     const int k0 = stage_key0(c * kStageKeys);
     if (masked(c))
       score_second_half<true>(sum, ref, d, sm.row_last, k0, scale_log2);
     else
       score_second_half<false>(sum, ref, d, sm.row_last, k0, scale_log2);
-    l_max = fmaxf(l_max, store_energies(sum, ref, k0, sg.tl.nscored, sg.slot));
+    store(c);
   };
   ProductScores<kFp8> d;
   for (int c = 0; c < n; c++) {
@@ -377,8 +398,12 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
       second_half(c, d);
     } else { /* the stage released before both halves' exponentials: the next one lands under them */
       release(c);
-      first_half(c, half_of(d, 0));
-      second_half(c, half_of(d, 1));
+      if (!masked(c) && score_tile_unmasked(sum, ref, d, sm.row_last, stage_key0(c * kStageKeys), scale_log2)) {
+        store(c);
+      } else {
+        first_half(c, half_of(d, 0));
+        second_half(c, half_of(d, 1));
+      }
     }
   }
   write_warp_max(a, sg, l_max);
