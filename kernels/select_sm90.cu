@@ -55,7 +55,7 @@ static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory t
    per SM. One stage: its keys are reloaded when the stage's products have completed, and the
    other CTAs cover the load.
    - BF16: 4 CTAs, as shared memory allows (Q's 32 KB and a stage of 16 KB), on whole-tile
-     products (114 registers). Until v11, 3 CTAs on whole-tile products, the next stage's
+     products (121 registers). Until v11, 3 CTAs on whole-tile products, the next stage's
      under this one's exponentials (two stages, two accumulators, 168 registers); v11-v13 on
      half-tile products as FP8 (84 registers), 4 % slower at 128K (kernels/NOTES.md).
    - FP8: 8 CTAs (one stage of 8 KB, 64 registers, Q converted in two batches of loads). On
