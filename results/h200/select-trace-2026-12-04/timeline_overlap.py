@@ -28,26 +28,22 @@ for k in sorted(hist):
     if hist[k] / tot > 0.005: print("  P=%d E=%d  %.1f%%" % (k[0], k[1], 100 * hist[k] / tot))
 pe = sum(v for k, v in hist.items() if k[0] > 0 and k[1] > 0); p = sum(v for k, v in hist.items() if k[0] > 0); e = sum(v for k, v in hist.items() if k[1] > 0)
 print("some product %.1f%%, some exps %.1f%%, both %.1f%%, neither %.1f%%" % (100*p/tot, 100*e/tot, 100*pe/tot, 100*hist[(0,0)]/tot))
-# duration of E intervals vs concurrency at their start
-def conc(t):
-    return sum(1 for s, e, k in iv if s <= t < e and k == 'E'), sum(1 for s, e, k in iv if s <= t < e and k == 'P')
 import random
 random.seed(1)
-samp = random.sample([x for x in iv if x[2] == 'E'], 400)
-byc = collections.defaultdict(list)
-for s, e, k in samp:
-    ce, cp = conc(s + (e - s) // 2)
-    byc[(ce, cp)].append(e - s)
-print("exps phase duration by (#E, #P) at its midpoint (incl. itself):")
-for k in sorted(byc):
-    v = byc[k]
-    if len(v) >= 5: print("  E=%d P=%d n=%3d mean %.0f min %d" % (k[0], k[1], len(v), sum(v) / len(v), min(v)))
-samp = random.sample([x for x in iv if x[2] == 'P'], 400)
-byc = collections.defaultdict(list)
-for s, e, k in samp:
-    ce, cp = conc(s + (e - s) // 2)
-    byc[(ce, cp)].append(e - s)
-print("product phase duration by (#E, #P):")
-for k in sorted(byc):
-    v = byc[k]
-    if len(v) >= 5: print("  E=%d P=%d n=%3d mean %.0f min %d" % (k[0], k[1], len(v), sum(v) / len(v), min(v)))
+
+def conc(t):
+    """CTAs in their exponentials and in a product at time t."""
+    return sum(1 for s, e, k in iv if s <= t < e and k == 'E'), sum(1 for s, e, k in iv if s <= t < e and k == 'P')
+
+def durations(kind, title):
+    """400 sampled phases of a kind, their length by what runs beside them at their midpoint."""
+    byc = collections.defaultdict(list)
+    for s, e, k in random.sample([x for x in iv if x[2] == kind], 400):
+        byc[conc(s + (e - s) // 2)].append(e - s)
+    print(title)
+    for k in sorted(byc):
+        v = byc[k]
+        if len(v) >= 5: print("  E=%d P=%d n=%3d mean %.0f min %d" % (k[0], k[1], len(v), sum(v) / len(v), min(v)))
+
+durations('E', "exps phase duration by (#E, #P) at its midpoint (incl. itself):")
+durations('P', "product phase duration by (#E, #P):")
