@@ -56,8 +56,8 @@ static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory t
    other CTAs cover the load.
    - BF16: 4 CTAs, as shared memory allows (Q's 32 KB and a stage of 16 KB), on whole-tile
      products (121 registers). Until v11, 3 CTAs on whole-tile products, the next stage's
-     under this one's exponentials (two stages, two accumulators, 168 registers); v11-v13 on
-     half-tile products as FP8 (84 registers), 4 % slower at 128K (kernels/NOTES.md).
+     under this one's exponentials (two stages, two accumulators, 168 registers); v11 on
+     half-tile products as FP8 (84 registers), 4 % slower at 128K than v14 (kernels/NOTES.md).
    - FP8: 8 CTAs (one stage of 8 KB, 64 registers, Q converted in two batches of loads). On
      the H200 at 128K, 5 CTAs (three stages) took 1.09 ms, 6 (two) 1.05 and 8 1.02, against
      1.12 for v5's 4 CTAs on whole-tile products (kernels/NOTES.md). */
