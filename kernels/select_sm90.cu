@@ -180,6 +180,12 @@ __device__ __forceinline__ float store_energies(const float (&sum)[2][2], const 
   return l;
 }
 
+/* Key k's score on the tile's first row (row 0 of half 0, held by lane 0 of the quad), in
+   log2 units: the unmasked reference (score_first_half says why it is enough). */
+__device__ __forceinline__ float first_row_ref(const HalfScores &d0, int k, float scale_log2) {
+  return __shfl_sync(0xffffffffu, d0[0][2 * k], threadIdx.x % 32 & ~3) * scale_log2;
+}
+
 /* The first half of a stage: each key's reference and this thread's sums over half 0.
    Where some row does not count a scored key (kMasked), the reference is the key's maximum
    over half 0's counted scores (0 where there are none). Else it is the key's score on the
@@ -197,7 +203,7 @@ __device__ __forceinline__ void score_first_half(float (&sum)[2][2], float (&ref
   };
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-    ref[k] = kMasked ? at_max(k) : __shfl_sync(0xffffffffu, d0[0][2 * k], threadIdx.x % 32 & ~3) * scale_log2;
+    ref[k] = kMasked ? at_max(k) : first_row_ref(d0, k, scale_log2);
     sum[k][0] = sum[k][1] = 0.0f;
     add_half<kMasked>(sum[k], d0, row_last, k0, 0, k, scale_log2, ref[k]);
   }
@@ -241,17 +247,17 @@ __device__ __forceinline__ void score_second_half(float (&sum)[2][2], float (&re
   }
 }
 
-/* BF16's unmasked stage, both halves in one pass: every term against the key's score on the
-   tile's first row (score_first_half says why that is enough), with no check between the
-   halves, so that a thread's 64 exponentials do not wait on a vote halfway (the select's
-   timeline, kernels/NOTES.md: a warp's exponentials alone take about twice the MUFU's time).
+/* BF16's unmasked stage, both halves in one pass: every term against first_row_ref, with no
+   check between the halves, so that a thread's 64 exponentials do not wait on a vote halfway
+   (the select's timeline, kernels/NOTES.md: a warp's exponentials alone take about twice the
+   MUFU's time).
    The same terms in the same order as the two halves scored apart. Returns false where a sum
    may overflow or a score is not finite: the caller then scores the halves apart. */
 __device__ __forceinline__ bool score_tile_unmasked(float (&sum)[2][2], float (&ref)[2], const float (&d)[16][4],
                                                     const int *row_last, int k0, float scale_log2) {
 #pragma unroll
   for (int k = 0; k < 2; k++) {
-    ref[k] = __shfl_sync(0xffffffffu, d[0][2 * k], threadIdx.x % 32 & ~3) * scale_log2;
+    ref[k] = first_row_ref(half_of(d, 0), k, scale_log2);
     sum[k][0] = sum[k][1] = 0.0f;
     add_half<false>(sum[k], half_of(d, 0), row_last, k0, 0, k, scale_log2, ref[k]);
     add_half<false>(sum[k], half_of(d, 1), row_last, k0, 1, k, scale_log2, ref[k]);

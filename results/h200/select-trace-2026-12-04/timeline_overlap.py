@@ -2,10 +2,10 @@
 time spent with P CTAs waiting on a product and E CTAs in their exponentials, and how long
 one product or one exponential phase lasts against what runs beside it.
 Usage: timeline_overlap.py TRACE"""
-import collections, lzma, struct, sys
-def load(f):
-    b = (lzma.open if f.endswith('.xz') else open)(f, 'rb').read()
-    return [list(struct.unpack_from('<128Q', b, i * 1024)) for i in range(len(b) // 1024)]
+import collections, sys
+
+from timeline_phases import load
+
 a = [r for r in load(sys.argv[1]) if (r[0] >> 48) == 0]
 # intervals: kind P (product wait), E (exps), O (other)
 iv = []
