@@ -24,6 +24,7 @@
    block's KV heads side by side in the grid 0.206 (BF16 0.144 -> 0.138), and with K's and
    V's loads of a round in flight together 0.205. */
 #include "cuda_check.h"
+#include "dependent_launch.cuh"
 #include "e4m3.cuh"
 #include "fp2.h"
 #include "online_softmax.cuh"
@@ -158,6 +159,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a, int pool
   __shared__ float partial[2][kRowsAtOnce][D];
   __shared__ uint32_t vt_tile[kVt ? kVtRows * 32 : 1];
   const fp2_params &p = a.p;
+  grid_dependents_launch(); /* the select starts on Q while the pool drains (dependent_launch.cuh) */
   if constexpr (kCache)
     if ((int)blockIdx.x >= pooled_ctas) {
       const int row = ((int)blockIdx.x - pooled_ctas) * kCachedWarps + threadIdx.x / 32;

@@ -15,6 +15,7 @@
    stall samples at 128K (BF16, H200). Then compact, CUB's scan (two kernels) and a copy:
    four launches, 13-17 us a pass on the H200 however small the pass (kernels/NOTES.md). */
 #include "cuda_check.h"
+#include "dependent_launch.cuh"
 #include "select_tile.cuh"
 
 namespace fp2 {
@@ -51,8 +52,11 @@ __global__ void __launch_bounds__(32 * kGroup) compact_kernel(const SelectArgs a
   __shared__ int warp_count[kGroup];
   const int seg = blockIdx.x * kGroup + threadIdx.x / 32, lane = threadIdx.x % 32;
   int count = 0;
+  SelectSegment sg;
+  if (seg < nseg) sg = numbered_segment(a, seg);
+  grid_dependency_wait(); /* the scoring kernel's energies and warp_max */
+  grid_dependents_launch();
   if (seg < nseg) {
-    const SelectSegment sg = numbered_segment(a, seg);
     const float threshold = segment_threshold(a, sg);
     const int n = sg.tl.last_k + 1;
     const unsigned below = (1u << lane) - 1u;
@@ -92,6 +96,8 @@ __global__ void __launch_bounds__(32 * kGroup) place_kernel(const SelectArgs a, 
                                                             int *offsets, int *indices) {
   __shared__ int partial[kGroup], at[kGroup];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, seg = blockIdx.x * kGroup + warp;
+  grid_dependency_wait(); /* compact's counts and kept blocks */
+  grid_dependents_launch();
   int before = 0; /* the kept blocks of the groups before this one */
   for (int i = threadIdx.x; i < (int)blockIdx.x; i += 32 * kGroup) before += group_counts[i];
   before = warp_sum(before);
@@ -131,10 +137,11 @@ fp2_status select_csr(const SelectArgs &a, const fp2_plan *plan, fp2_index *inde
                       cudaStream_t stream) {
   int *group_counts = reinterpret_cast<int *>(static_cast<char *>(workspace) + warp_max_bytes(plan));
   const unsigned ctas = (unsigned)groups(plan); /* at least one: every sequence has a query */
-  compact_kernel<<<ctas, 32 * kGroup, 0, stream>>>(a, plan->nseg, group_counts);
-  FP2_LAUNCHED("fp2_select: compact the kept blocks");
-  place_kernel<<<ctas, 32 * kGroup, 0, stream>>>(a, plan->nseg, group_counts, index->offsets, index->indices);
-  FP2_LAUNCHED("fp2_select: place the kept blocks");
+  FP2_CUDA("fp2_select: compact the kept blocks",
+           launch_dependent(compact_kernel, ctas, 32 * kGroup, 0, stream, a, plan->nseg, group_counts));
+  FP2_CUDA("fp2_select: place the kept blocks",
+           launch_dependent(place_kernel, ctas, 32 * kGroup, 0, stream, a, plan->nseg,
+                            static_cast<const int *>(group_counts), index->offsets, index->indices));
   return FP2_OK;
 }
 

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "dependent_launch.cuh"
 #include "e4m3.cuh"
 #include "select_tile.cuh"
 #include "sm90_device.h"
@@ -341,9 +342,7 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
         tma_load_3d(sm.q + hf * kHalfBytes, &tm_q, hf * 64, sg.h * sg.g, a.cu_q[sg.s] + sg.tl.p_first - sg.offset,
                     &sm.q_full);
     }
-    for (int c = 0; c < n && c < kStages; c++) load_keys(c);
   }
-  if (q_source == kQConverted) convert_q_tile<Prec::q_batches>(sm.q, a, sg);
   if (q_source == kQByCpAsync) {
     const unsigned char *q = static_cast<const unsigned char *>(a.q);
     cp_async_rows_sw128<kD * Prec::elem, kSelThreads>(
@@ -352,6 +351,13 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     cp_async_commit();
   }
   fill_row_last(a, p, sg, sm.row_last);
+  /* Q and the plan above; the pool's keys (and FP8's scales) from here on: this kernel may
+     start while the pool drains (dependent_launch.cuh). */
+  grid_dependency_wait();
+  grid_dependents_launch();
+  if (threadIdx.x == 0)
+    for (int c = 0; c < n && c < kStages; c++) load_keys(c);
+  if (q_source == kQConverted) convert_q_tile<Prec::q_batches>(sm.q, a, sg);
   if (q_source == kQByCpAsync) cp_async_wait<0>();
   if (q_source != kQByTma) fence_proxy_async_shared(); /* Q's rows, to wgmma */
   __syncthreads(); /* Q's rows and the barriers' initialisation, to every thread */
@@ -444,9 +450,9 @@ fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int smem_max, cudaS
   FP2_CUDA("fp2_select (sm90)", cudaFuncSetAttribute(select_sm90_kernel<kFp8>,
                                                      cudaFuncAttributePreferredSharedMemoryCarveout,
                                                      cudaSharedmemCarveoutMaxShared));
-  select_sm90_kernel<kFp8><<<select_grid(a, plan->total_tiles), kSelThreads, smem, stream>>>(tm_q, tm_kbar, a,
-                                                                                            q_source);
-  FP2_LAUNCHED("fp2_select (sm90): score and select");
+  FP2_CUDA("fp2_select (sm90): score and select",
+           launch_dependent(select_sm90_kernel<kFp8>, select_grid(a, plan->total_tiles), kSelThreads, smem, stream,
+                            tm_q, tm_kbar, a, q_source));
   return FP2_OK;
 }
 
