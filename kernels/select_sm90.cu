@@ -2,8 +2,9 @@
    select.cu on wgmma, behind fp2_select when p->kernel is FP2_KERNEL_SM90.
    One CTA of one warpgroup per segment (sequence, KV head, query tile of 128 packed rows),
    heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
-   128 (by cp.async otherwise: a tile then starts inside a position's heads); FP8 from bf16
-   Q, the CTA converts its tile as it stages it and writes the codes out; the pooled
+   128 (by cp.async otherwise: a tile then starts inside a position's heads), issued before
+   the kernel waits for the pool (it may start while the pool drains: dependent_launch.cuh);
+   FP8 from bf16 Q, the CTA converts its tile as it stages it and writes the codes out; the pooled
    keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
    as M, the tile's rows as N; FP8: e4m3 wgmma on the codes, no conversion), so that a key's
    maximum and sum over the tile's rows stay within its lane quad: no cross-warp
