@@ -25,15 +25,14 @@ __device__ __forceinline__ void grid_dependents_launch() {
 #endif
 }
 
-/* kernel<<<grid, block, smem, stream>>>(args...), allowed to start early on a compute
-   capability 9+ GPU (the kernel calls grid_dependency_wait before it reads what the previous
-   kernel wrote). */
+/* kernel<<<grid, block, smem, stream>>>(args...), allowed to start early where the code that
+   runs was compiled for sm_90 or later, i.e. has its grid_dependency_wait (not, say, code
+   JIT-compiled from compute_80 PTX on a later GPU: it would then outrun the kernel before). */
 template <typename... Params, typename... Args>
 cudaError_t launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                              Args... args) {
-  int dev = 0, major = 0;
-  cudaError_t err = cudaGetDevice(&dev);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaFuncAttributes fa;
+  const cudaError_t err = cudaFuncGetAttributes(&fa, kernel);
   if (err != cudaSuccess) return err;
   cudaLaunchAttribute early;
   early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -44,7 +43,7 @@ cudaError_t launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, s
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = &early;
-  cfg.numAttrs = major >= 9 ? 1 : 0;
+  cfg.numAttrs = fa.ptxVersion >= 90 ? 1 : 0;
   return cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...);
 }
 
