@@ -2,8 +2,8 @@
    while the kernel before it in the stream drains, runs what reads only its inputs and the
    plan, then waits for that kernel's writes (grid_dependency_wait). A kernel lets the next
    one start with grid_dependents_launch, after its own wait if it was launched so: a kernel
-   that has started early then never outruns the one two places before it. Elsewhere (sm_80) both are
-   no-ops and the launch is an ordinary one. */
+   that has started early then never outruns the one two places before it. Elsewhere (sm_80)
+   both are no-ops and the launch is an ordinary one. */
 #ifndef FP2_DEPENDENT_LAUNCH_CUH
 #define FP2_DEPENDENT_LAUNCH_CUH
 

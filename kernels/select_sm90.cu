@@ -4,8 +4,8 @@
    heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
    128 (by cp.async otherwise: a tile then starts inside a position's heads), issued before
    the kernel waits for the pool (it may start while the pool drains: dependent_launch.cuh);
-   FP8 from bf16 Q, the CTA converts its tile as it stages it and writes the codes out; the pooled
-   keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
+   FP8 from bf16 Q, the CTA converts its tile as it stages it and writes the codes out; the
+   pooled keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
    as M, the tile's rows as N; FP8: e4m3 wgmma on the codes, no conversion), so that a key's
    maximum and sum over the tile's rows stay within its lane quad: no cross-warp
    combination. BF16 scores a stage as one whole-tile product; FP8, whose 64 registers (8 CTAs
