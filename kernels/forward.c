@@ -181,12 +181,13 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
   x.offsets = in->offsets ? in->offsets : x.w.index.offsets;
   x.indices = in->indices ? in->indices : x.w.index.indices;
   for (int s = 0; s < FP2_STAGES; s++) {
-    if (in->events) FP2_CUDA("fp2_forward", cudaEventRecord(in->events->at[s], stream));
+    if (in->events && in->events->at[s]) FP2_CUDA("fp2_forward", cudaEventRecord(in->events->at[s], stream));
     nvtxRangePushA(stage_names[s]);
     st = stages[s](&x);
     nvtxRangePop();
     if (st != FP2_OK) return st;
   }
-  if (in->events) FP2_CUDA("fp2_forward", cudaEventRecord(in->events->at[FP2_STAGES], stream));
+  if (in->events && in->events->at[FP2_STAGES])
+    FP2_CUDA("fp2_forward", cudaEventRecord(in->events->at[FP2_STAGES], stream));
   return FP2_OK;
 }

@@ -280,7 +280,10 @@ fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, 
 typedef enum { FP2_STAGE_QUANTIZE, FP2_STAGE_POOL, FP2_STAGE_SELECT, FP2_STAGE_ATTEND, FP2_STAGES } fp2_stage;
 
 /* Events fp2_forward records on its stream for timing: at[s] before stage s, at[FP2_STAGES]
-   after the last, so that at[s] .. at[s + 1] is stage s (empty when the stage does not run). */
+   after the last, so that at[s] .. at[s + 1] is stage s (empty when the stage does not run).
+   An entry left NULL is not recorded: an event between two kernels may keep the second from
+   starting early under the first (dependent_launch.cuh), so a range timed whole leaves its
+   inner entries NULL. */
 typedef struct fp2_stage_events {
   cudaEvent_t at[FP2_STAGES + 1];
 } fp2_stage_events;

@@ -58,6 +58,11 @@ assert [(r["mode"], r["chunk"]) for r in rows] == [("one-pass", 2048), ("chunked
 assert rows[0]["time_vs_one_pass"] == 1 and all(r["density"] > 0 for r in rows), rows
 # Re-running the index per chunk applies the tail rule to every chunk: never less dense.
 assert all(r["density"] >= rows[0]["density"] - 1e-12 for r in rows), rows
+# The cpu has no dependent launches to keep whole: its index is its stages' sum, and each
+# chunk's index time is there.
+assert all(r["index_timed"] == "as its stages' sum" and r["index_staged_ms"] == r["index_ms"] for r in rows), rows
+assert all(len(r["per_chunk"]) == 2048 // r["chunk"] and all(c["index_ms"] > 0 for c in r["per_chunk"])
+           for r in rows[1:]), rows
 PY
 # hpc-compare counts both index formats exactly: HPC-Ops' uint8 mask is batch x Hq x
 # ceil(L/128)^2 bytes at any density; our CSR is 4 bytes per segment offset and per kept block.

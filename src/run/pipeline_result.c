@@ -21,6 +21,7 @@ void pipeline_result_free(pipeline_result *r) {
   free(r->times.t_select);
   free(r->times.t_attend);
   free(r->times.t_submit);
+  free(r->times.t_index_whole);
   free(r->gpu.q_op);
   free(r->gpu.k_op);
   free(r->gpu.v_op);

@@ -21,6 +21,8 @@ typedef struct pipeline_config {
                                            (gpu_pooled_cache_create); NULL: none */
   pooled_mode pooled;    /* cpu backend: rounding of pooled vectors */
   prob_mode prob;        /* cpu backend: rounding of probabilities */
+  int index_whole;       /* gpu: also time the index stage as one range, in as many passes
+                            again with no event between its kernels (stage_times.ms_index_whole) */
 } pipeline_config;
 
 /* What each stage of a pass took. */
@@ -30,11 +32,18 @@ typedef struct stage_times {
   double *t_quant, *t_pool, *t_select, *t_attend; /* [trials] per-trial times */
   double ms_submit, *t_submit; /* gpu: the host's time in fp2_forward, which only enqueues the
                                   pass (a pass shorter than it waits on the host); cpu: 0, NULL */
+  double ms_index_whole, *t_index_whole; /* with pipeline_config.index_whole on the gpu: the index
+                                            stage as one range; else 0, NULL */
 } stage_times;
 
 /* The index stage (quantise + pool + select) and the whole pass, from the medians. */
 static inline double stage_index_ms(const stage_times *t) { return t->ms_quant + t->ms_pool + t->ms_select; }
 static inline double stage_total_ms(const stage_times *t) { return stage_index_ms(t) + t->ms_attend; }
+
+/* The index stage timed as one range where the pass timed it so, else the sum of its stages. */
+static inline double stage_index_whole_ms(const stage_times *t) {
+  return t->t_index_whole ? t->ms_index_whole : stage_index_ms(t);
+}
 
 /* The gpu's operands as its kernels computed on them, for comparing with the host's. */
 typedef struct gpu_operands {
