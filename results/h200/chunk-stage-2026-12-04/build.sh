@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the four variants of call 1 from their commits into .carry/d4/{N,S,C,SC} (each in a
+# git worktree, so that its provenance names its commit) and packs them for `run`'s carry:
+#   carry [".carry/d4/variants.tar.xz", ".carry/libcjson.so.1"]
+# Run from the repository's root on the build machine (nvcc, cmake, ninja, libcjson-dev).
+set -eu
+root=$PWD tmp=${TMPDIR:-/tmp}/fp2-variants
+export PATH=/usr/local/cuda/bin:$PATH
+mkdir -p $tmp .carry/d4
+cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
+for v in N:0606022 S:24ab12e C:b66f853 SC:7904f68; do
+  n=${v%%:*} rev=${v#*:}
+  git worktree remove -f $tmp/wt-$n 2>/dev/null || true
+  git worktree add -f --detach $tmp/wt-$n $rev >/dev/null
+  cmake -S $tmp/wt-$n -B $tmp/build-$n -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build $tmp/build-$n --target fp2bench gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph \
+    gpu_neighbour_nan >/dev/null
+  mkdir -p .carry/d4/$n
+  cp $tmp/build-$n/fp2bench .carry/d4/$n/
+  for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do
+    cp $tmp/build-$n/tests/$t .carry/d4/$n/
+  done
+  echo "$n: $(grep -o '"[0-9a-f]\{40\}"' $tmp/build-$n/generated/build_info.c | head -1)"
+done
+cd .carry/d4 && tar cJf variants.tar.xz N S C SC
