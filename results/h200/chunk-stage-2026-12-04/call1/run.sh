@@ -5,8 +5,8 @@
 # CSR in one kernel (branch csr-one-kernel), SC = both (branch select-persistent-csr).
 # The GPU tests of S, C and SC; checks with many items a CTA and many CSR groups (16K at 24:8,
 # Q by cp.async; a mixed batch; 32K at 32:8, 256 groups); chunked at 128K in 8K chunks
-# alternated N C S SC twice; ncu of the select stage's kernels at one chunk; memcheck and
-# racecheck of SC. Nothing here is a record: call 2 writes the winner's.
+# alternated N C S SC twice; memcheck and racecheck of SC; last, as time allows, ncu of the
+# select stage's kernels at one chunk. Nothing here is a record: call 2 writes the winner's.
 set -u
 [ -x .carry/d4/SC/fp2bench ] || tar xJf .carry/d4/variants.tar.xz -C .carry/d4
 [ "$PWD" = /work/main ] || { mkdir -p /work; ln -sfn "$PWD" /work/main; }
@@ -27,6 +27,8 @@ step check-32k-C 90 .carry/d4/C/fp2bench check --backend gpu --kernel sm90 --dty
 for v in N C S SC N C S SC; do
   step chunked-$v-$SECONDS 45 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-$v-$SECONDS.json
 done
+step memcheck-SC 60 compute-sanitizer --tool memcheck --error-exitcode 9 .carry/d4/SC/fp2bench check --backend gpu --kernel sm90 --len 8k --heads 24:8 --dtype bf16 --rows 256
+step racecheck-SC 90 compute-sanitizer --tool racecheck --error-exitcode 9 .carry/d4/SC/fp2bench check --backend gpu --kernel sm90 --len 4k --dtype bf16 --rows 256
 M=gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size
 # Chunk 8 of 72K in 8K chunks with the cache: 3 passes a pipeline call (warm-up, staged, whole),
 # 54 before it (the one pass, 8 chunks twice, chunk 8 without the cache); N runs 3 matching
@@ -35,8 +37,6 @@ for v in N:162:3 SC:108:2; do IFS=: read -r n skip count <<< "$v"
   step ncu-$n 60 ncu --clock-control none --csv --page raw -k regex:'select_sm90|compact|place|csr' --launch-skip $skip \
     --launch-count $count --metrics $M .carry/d4/$n/fp2bench chunked --backend gpu --len 72k --chunk 8k --trials 1
 done
-step memcheck-SC 60 compute-sanitizer --tool memcheck --error-exitcode 9 .carry/d4/SC/fp2bench check --backend gpu --kernel sm90 --len 8k --heads 24:8 --dtype bf16 --rows 256
-step racecheck-SC 90 compute-sanitizer --tool racecheck --error-exitcode 9 .carry/d4/SC/fp2bench check --backend gpu --kernel sm90 --len 4k --dtype bf16 --rows 256
 cat $W/steps.txt
 for f in $W/gpu_*.log $W/check-*.log $W/*check-SC.log; do
   echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"; done
