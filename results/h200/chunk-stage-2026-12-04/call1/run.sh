@@ -4,7 +4,8 @@
 # range beside the stage-by-stage passes), S = select v16 (branch select-persistent), C = the
 # CSR in one kernel (branch csr-one-kernel), SC = both (branch select-persistent-csr).
 # The GPU tests of S, C and SC; checks with many items a CTA and many CSR groups (16K at 24:8,
-# Q by cp.async; a mixed batch; 32K at 32:8, 256 groups); chunked at 128K in 8K chunks
+# Q by cp.async; a mixed batch; 40 requests of 4K, 1280 groups, two rounds of the CSR's
+# look-back; FP8 at 32K, 256 groups); chunked at 128K in 8K chunks
 # alternated N C S SC twice; memcheck and racecheck of SC; last, as time allows, ncu of the
 # select stage's kernels at one chunk. Nothing here is a record: call 2 writes the winner's.
 set -u
@@ -23,6 +24,7 @@ for v in SC C S; do
 done
 step check-g3-16k-SC 60 .carry/d4/SC/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --heads 24:8 --rows 256
 step check-requests-SC 60 .carry/d4/SC/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --requests 8k/64k,3x4k,1k/16k+77 --rows 256
+step check-40x4k-SC 90 .carry/d4/SC/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --requests 40x4k --rows 256
 step check-32k-C 90 .carry/d4/C/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 32k --rows 256
 for v in N C S SC N C S SC; do
   step chunked-$v-$SECONDS 45 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-$v-$SECONDS.json
