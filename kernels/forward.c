@@ -159,6 +159,12 @@ static fp2_status (*const stages[FP2_STAGES])(pass *) = {quantize, pool, select_
 /* NVTX range names, for nsys and ncu. */
 static const char *const stage_names[FP2_STAGES] = {"fp2 quantise", "fp2 pool", "fp2 select", "fp2 attend"};
 
+/* Event i of the caller's, where it gave one. */
+static fp2_status record_event(const fp2_inputs *in, int i, cudaStream_t stream) {
+  if (in->events && in->events->at[i]) FP2_CUDA("fp2_forward", cudaEventRecord(in->events->at[i], stream));
+  return FP2_OK;
+}
+
 fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inputs *in, void *workspace,
                        size_t workspace_bytes, cudaStream_t stream) {
   pass x = {.p = p, .plan = plan, .in = in, .stream = stream};
@@ -181,13 +187,11 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
   x.offsets = in->offsets ? in->offsets : x.w.index.offsets;
   x.indices = in->indices ? in->indices : x.w.index.indices;
   for (int s = 0; s < FP2_STAGES; s++) {
-    if (in->events && in->events->at[s]) FP2_CUDA("fp2_forward", cudaEventRecord(in->events->at[s], stream));
+    if ((st = record_event(in, s, stream)) != FP2_OK) return st;
     nvtxRangePushA(stage_names[s]);
     st = stages[s](&x);
     nvtxRangePop();
     if (st != FP2_OK) return st;
   }
-  if (in->events && in->events->at[FP2_STAGES])
-    FP2_CUDA("fp2_forward", cudaEventRecord(in->events->at[FP2_STAGES], stream));
-  return FP2_OK;
+  return record_event(in, FP2_STAGES, stream);
 }

@@ -22,7 +22,8 @@ typedef struct pipeline_config {
   pooled_mode pooled;    /* cpu backend: rounding of pooled vectors */
   prob_mode prob;        /* cpu backend: rounding of probabilities */
   int index_whole;       /* gpu: also time the index stage as one range, in as many passes
-                            again with no event between its kernels (stage_times.ms_index_whole) */
+                            again that stop after the index, with no event between its kernels
+                            (stage_times.ms_index_whole) */
 } pipeline_config;
 
 /* What each stage of a pass took. */
