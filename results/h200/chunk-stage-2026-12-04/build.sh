@@ -8,7 +8,7 @@ root=$PWD tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
-for v in N:0606022 S:24ab12e C:f7b1227 SC:40a5225; do
+for v in N:3a44014 S:36c2790 C:e157101 SC:e6d47a6; do
   n=${v%%:*} rev=${v#*:}
   git worktree remove -f $tmp/wt-$n 2>/dev/null || true
   git worktree add -f --detach $tmp/wt-$n $rev >/dev/null

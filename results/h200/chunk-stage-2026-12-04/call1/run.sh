@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Call 1 (planned 2026-12-04; no device was lent in the session that wrote it). Four builds,
-# made by ../build.sh into .carry/d4: N = main (0606022: chunked times the index stage as one
+# made by ../build.sh into .carry/d4: N = main (3a44014: chunked times the index stage as one
 # range beside the stage-by-stage passes), S = select v16 (branch select-persistent), C = the
 # CSR in one kernel (branch csr-one-kernel), SC = both (branch select-persistent-csr).
 # The GPU tests of S, C and SC; checks with many items a CTA and many CSR groups (16K at 24:8,
