@@ -8,17 +8,7 @@
 # look-back; FP8 at 32K, 256 groups); chunked at 128K in 8K chunks
 # alternated N C S SC twice; memcheck and racecheck of SC; last, as time allows, ncu of the
 # select stage's kernels at one chunk. Nothing here is a record: call 2 writes the winner's.
-set -u
-[ -x .carry/d4/SC/fp2bench ] || tar xJf .carry/d4/variants.tar.xz -C .carry/d4
-[ "$PWD" = /work/main ] || { mkdir -p /work; ln -sfn "$PWD" /work/main; }
-export LD_LIBRARY_PATH=$PWD/.carry:/usr/local/cuda/lib64 FP2_EXPERIMENTS_DIR=$PWD/experiments \
-  FP2_PLOTS_DIR=$PWD/plots FP2_PYTHON=$(command -v python3)
-W=$OUT/w; mkdir -p $W
-start=$SECONDS; deadline=${DEADLINE:-570}
-step() { local name=$1 cap=$2; shift 2; local t0=$SECONDS l=$(( deadline - (SECONDS - start) ))
-  [ $l -gt $cap ] && l=$cap; [ $l -lt 1 ] && l=1
-  timeout "$l" "$@" > "$W/$name.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $((SECONDS - t0))s (at $((SECONDS - start))s)" | tee -a $W/steps.txt; return $rc; }
+source results/h200/chunk-stage-2026-12-04/steps.sh
 for v in SC C S; do
   for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-$v 40 .carry/d4/$v/$t; done
 done
@@ -39,26 +29,4 @@ for v in N:162:3 SC:108:2; do IFS=: read -r n skip count <<< "$v"
   step ncu-$n 60 ncu --clock-control none --csv --page raw -k regex:'select_sm90|compact|place|csr' --launch-skip $skip \
     --launch-count $count --metrics $M .carry/d4/$n/fp2bench chunked --backend gpu --len 72k --chunk 8k --trials 1
 done
-cat $W/steps.txt
-for f in $W/gpu_*.log $W/check-*.log $W/*check-SC.log; do
-  echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"; done
-python3 - "$W" <<'PY'
-import glob, json, sys, csv
-for f in sorted(glob.glob(sys.argv[1] + "/chunked-*.json"), key=lambda f: int(f.split("-")[-1][:-5])):
-    try: rows = {r["mode"]: r for r in json.load(open(f))["rows"]}
-    except Exception as e: print(f, e); continue
-    u, c = rows["chunked"], rows["chunked+cache"]
-    print(f.split("/")[-1][8:-5], "one-pass select %.3f" % rows["one-pass"]["select_ms"],
-          "| uncached %.3f (staged %.3f)" % (u["index_ms"], u["index_staged_ms"]),
-          "| cached %.3f (staged %.3f: pool %.3f select %.3f)" % (c["index_ms"], c["index_staged_ms"], c["pool_ms"], c["select_ms"]),
-          "| ratio %.3f (staged %.3f)" % (c["index_vs_uncached"], c["index_staged_ms"] / u["index_staged_ms"]))
-for f in sorted(glob.glob(sys.argv[1] + "/ncu-*.log")):
-    try:
-        rows = [r for r in csv.reader(open(f)) if r]
-        h = next(i for i, r in enumerate(rows) if r[0] == "ID")
-        for r in rows[h + 2:]:
-            m = dict(zip(rows[h], r))
-            print(f.split("/")[-1], m["Kernel Name"][:40], m["gpu__time_duration.sum"], m["launch__grid_size"], m["launch__registers_per_thread"])
-    except Exception as e: print(f, e)
-PY
-tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
+finish

@@ -1,22 +1,13 @@
 #!/usr/bin/env bash
 # Call 2 (planned 2026-12-04, with call 1): the records of the build that call 1 picks, WIN (one
-# of N, S, C, SC in .carry/d4; the same carry as call 1). gpu_check.sh (every case); the
+# of N, S, C, SC, V in .carry/d4; the same carry as call 1). gpu_check.sh (every case); the
 # records chunked-128k.json, chunked.json, breakdown.json and the perf baseline with its
 # regress against a fresh run, into res/; memcheck of gpu_pooled_cache. Run it only on a WIN
 # whose branch lands, and commit the records with that commit's provenance (the binaries
 # carry it).
-set -u
 WIN=${WIN:?set WIN to the build call 1 picked}
-[ -x .carry/d4/$WIN/fp2bench ] || tar xJf .carry/d4/variants.tar.xz -C .carry/d4
-[ "$PWD" = /work/main ] || { mkdir -p /work; ln -sfn "$PWD" /work/main; }
-export LD_LIBRARY_PATH=$PWD/.carry:/usr/local/cuda/lib64 FP2_EXPERIMENTS_DIR=$PWD/experiments \
-  FP2_PLOTS_DIR=$PWD/plots FP2_PYTHON=$(command -v python3)
-W=$OUT/w; mkdir -p $W/res
-start=$SECONDS; deadline=${DEADLINE:-570}
-step() { local name=$1 cap=$2; shift 2; local t0=$SECONDS l=$(( deadline - (SECONDS - start) ))
-  [ $l -gt $cap ] && l=$cap; [ $l -lt 1 ] && l=1
-  timeout "$l" "$@" > "$W/$name.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $((SECONDS - t0))s (at $((SECONDS - start))s)" | tee -a $W/steps.txt; return $rc; }
+source results/h200/chunk-stage-2026-12-04/steps.sh
+mkdir -p $W/res
 B=.carry/d4/$WIN
 step chunked-128k 70 $B/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
 step chunked 50 $B/fp2bench chunked --backend gpu --out $W/res/chunked.json

@@ -1,0 +1,24 @@
+# Sourced by call*/run.sh from the repository's root on the device: the builds of ../build.sh
+# unpacked from the carry, the environment, $W (the call's folder under $OUT) and step NAME
+# CAP CMD... (CMD's output to $W/NAME.log, cut at CAP seconds or at the call's deadline).
+set -u
+[ -x .carry/d4/N/fp2bench ] || tar xJf .carry/d4/variants.tar.xz -C .carry/d4
+[ "$PWD" = /work/main ] || { mkdir -p /work; ln -sfn "$PWD" /work/main; }
+export LD_LIBRARY_PATH=$PWD/.carry:/usr/local/cuda/lib64 FP2_EXPERIMENTS_DIR=$PWD/experiments \
+  FP2_PLOTS_DIR=$PWD/plots FP2_PYTHON=$(command -v python3)
+W=$OUT/w; mkdir -p $W
+start=$SECONDS; deadline=${DEADLINE:-570}
+step() { local name=$1 cap=$2; shift 2; local t0=$SECONDS l=$(( deadline - (SECONDS - start) ))
+  [ $l -gt $cap ] && l=$cap; [ $l -lt 1 ] && l=1
+  timeout "$l" "$@" > "$W/$name.log" 2>&1; local rc=$?
+  echo "$name rc=$rc $((SECONDS - t0))s (at $((SECONDS - start))s)" | tee -a $W/steps.txt; return $rc; }
+# The table printed last: the steps, the verdict lines of the checks and sanitizers, the
+# chunked runs (summary.py) and ncu's rows; then $W packed for the fetch.
+finish() {
+  cat $W/steps.txt
+  for f in $W/gpu_*.log $W/check-*.log $W/*check-*.log; do
+    [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"
+  done
+  python3 results/h200/chunk-stage-2026-12-04/summary.py $W
+  tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
+}

@@ -1,0 +1,29 @@
+"""The chunked runs and ncu rows of a call's folder (argv[1]), one line each, in run order."""
+import csv
+import glob
+import json
+import sys
+
+folder = sys.argv[1]
+for f in sorted(glob.glob(folder + "/chunked-*.json"), key=lambda f: int(f.split("-")[-1][:-5])):
+    try:
+        rows = {r["mode"]: r for r in json.load(open(f))["rows"]}
+    except (OSError, ValueError, KeyError) as e:
+        print(f, e)
+        continue
+    u, c = rows["chunked"], rows["chunked+cache"]
+    print(f.split("/")[-1][8:-5], "one-pass select %.3f" % rows["one-pass"]["select_ms"],
+          "| uncached %.3f (staged %.3f)" % (u["index_ms"], u["index_staged_ms"]),
+          "| cached %.3f (staged %.3f: pool %.3f select %.3f)" % (c["index_ms"], c["index_staged_ms"], c["pool_ms"],
+                                                                 c["select_ms"]),
+          "| ratio %.3f (staged %.3f)" % (c["index_vs_uncached"], c["index_staged_ms"] / u["index_staged_ms"]))
+for f in sorted(glob.glob(folder + "/ncu-*.log")):
+    try:
+        rows = [r for r in csv.reader(open(f)) if r]
+        h = next(i for i, r in enumerate(rows) if r[0] == "ID")
+        for r in rows[h + 2:]:
+            m = dict(zip(rows[h], r))
+            print(f.split("/")[-1], m["Kernel Name"][:40],
+                  " ".join("%s=%s" % (k, m[k]) for k in rows[h] if "__" in k))
+    except (OSError, StopIteration, KeyError) as e:
+        print(f, e)
