@@ -12,11 +12,12 @@ for f in sorted(glob.glob(folder + "/chunked-*.json"), key=lambda f: int(f.split
         print(f, e)
         continue
     u, c = rows["chunked"], rows["chunked+cache"]
+    staged = lambda r: r.get("index_staged_ms", r["index_ms"])  # builds before 0606022 time only the stages
     print(f.split("/")[-1][8:-5], "one-pass select %.3f" % rows["one-pass"]["select_ms"],
-          "| uncached %.3f (staged %.3f)" % (u["index_ms"], u["index_staged_ms"]),
-          "| cached %.3f (staged %.3f: pool %.3f select %.3f)" % (c["index_ms"], c["index_staged_ms"], c["pool_ms"],
+          "| uncached %.3f (staged %.3f)" % (u["index_ms"], staged(u)),
+          "| cached %.3f (staged %.3f: pool %.3f select %.3f)" % (c["index_ms"], staged(c), c["pool_ms"],
                                                                  c["select_ms"]),
-          "| ratio %.3f (staged %.3f)" % (c["index_vs_uncached"], c["index_staged_ms"] / u["index_staged_ms"]))
+          "| ratio %.3f (staged %.3f)" % (c["index_vs_uncached"], staged(c) / staged(u)))
 for f in sorted(glob.glob(folder + "/ncu-*.log")):
     try:
         rows = [r for r in csv.reader(open(f)) if r]
