@@ -5,6 +5,7 @@ import json
 import sys
 
 folder = sys.argv[1]
+METRIC_UNITS = ("sm", "smsp", "gpu", "launch", "dram")  # the metrics asked for, not ncu's device attributes
 for f in sorted(glob.glob(folder + "/chunked-*.json"), key=lambda f: int(f.split("-")[-1][:-5])):
     try:
         rows = {r["mode"]: r for r in json.load(open(f))["rows"]}
@@ -25,6 +26,6 @@ for f in sorted(glob.glob(folder + "/ncu-*.log")):
         for r in rows[h + 2:]:
             m = dict(zip(rows[h], r))
             print(f.split("/")[-1], m["Kernel Name"][:40],
-                  " ".join("%s=%s" % (k, m[k]) for k in rows[h] if "__" in k))
+                  " ".join("%s=%s" % (k, m[k]) for k in rows[h] if k.split("__")[0] in METRIC_UNITS))
     except (OSError, StopIteration, KeyError) as e:
         print(f, e)
