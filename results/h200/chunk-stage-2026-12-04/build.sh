@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the variants of calls 1 and 1b from their commits into .carry/d4/{N,S,C,SC,V} (each in
-# a git worktree, so that its provenance names its commit; V = select v17, branch select-turns,
-# on C) and packs those present for `run`'s carry. VARIANTS="V" builds only V, and so on:
+# Builds the variants of calls 1, 1b and 1c from their commits into .carry/d4/{N,S,C,SC,V,U}
+# (each in a git worktree, so that its provenance names its commit; V = select v17, branch
+# select-turns, and U = the cached pool under the select, branch pool-under-select, both on C)
+# and packs those present for `run`'s carry. VARIANTS="V" builds only V, and so on:
 #   carry [".carry/d4/variants.tar.xz", ".carry/libcjson.so.1"]
 # Run from the repository's root on the build machine (nvcc, cmake, ninja, libcjson-dev).
 set -eu
@@ -9,8 +10,8 @@ root=$PWD tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
-declare -A rev_of=([N]=3a44014 [S]=36c2790 [C]=e157101 [SC]=e6d47a6 [V]=700c245)
-for n in ${VARIANTS:-N S C SC V}; do
+declare -A rev_of=([N]=3a44014 [S]=36c2790 [C]=e157101 [SC]=e6d47a6 [V]=700c245 [U]=d01494a)
+for n in ${VARIANTS:-N S C SC V U}; do
   rev=${rev_of[$n]:?unknown variant $n}
   git worktree remove -f $tmp/wt-$n 2>/dev/null || true
   git worktree add -f --detach $tmp/wt-$n $rev >/dev/null
@@ -24,4 +25,4 @@ for n in ${VARIANTS:-N S C SC V}; do
   done
   echo "$n: $(grep -o '"[0-9a-f]\{40\}"' $tmp/build-$n/generated/build_info.c | head -1)"
 done
-cd .carry/d4 && tar cJf variants.tar.xz $(ls -d N S C SC V 2>/dev/null)
+cd .carry/d4 && tar cJf variants.tar.xz $(ls -d N S C SC V U 2>/dev/null)
