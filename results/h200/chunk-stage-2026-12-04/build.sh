@@ -10,7 +10,7 @@ root=$PWD tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
-declare -A rev_of=([N]=3a44014 [S]=36c2790 [C]=e157101 [SC]=e6d47a6 [V]=700c245 [U]=2c3263d)
+declare -A rev_of=([N]=3a44014 [S]=36c2790 [C]=e157101 [SC]=e6d47a6 [V]=700c245 [U]=4570237)
 for n in ${VARIANTS:-N S C SC V U}; do
   rev=${rev_of[$n]:?unknown variant $n}
   git worktree remove -f $tmp/wt-$n 2>/dev/null || true

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Call 1c (planned 2026-12-05; no device was lent in the session that wrote it): the cached pool
-# under the select, U (branch pool-under-select, 2c3263d: fp2_pool's progress counters, the
+# under the select, U (branch pool-under-select, 4570237: fp2_pool's progress counters, the
 # sm90 BF16 select waiting per stage on them), against its base C (csr-one-kernel, e157101);
 # both built by ../build.sh into .carry/d4, the same carry as call 1. Run it after calls 1 and
 # 1b, as device time allows.

@@ -15,9 +15,6 @@ step breakdown 40 $B/fp2bench breakdown --backend gpu --out $W/res/breakdown.jso
 step baseline 70 bash results/refresh.sh baseline $B $W/res
 step gpu_check 150 bash tests/gpu_check.sh $B/fp2bench
 step memcheck-cache 60 compute-sanitizer --tool memcheck --error-exitcode 9 $B/gpu_pooled_cache
-cat $W/steps.txt
-for t in gpu_check memcheck-cache; do
-  echo "$t: $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|cases' $W/$t.log | tail -2 | tr '\n' ' ' | cut -c1-200)"; done
 grep -hE "SLOWER|FASTER|SAME" $W/baseline.log $W/res/baseline.log | cut -c1-160 | tail -12
 python3 - "$W/res/chunked-128k.json" <<'PY'
 import json, sys
@@ -25,4 +22,4 @@ for x in json.load(open(sys.argv[1]))["rows"]:
     print(x["mode"], x["chunk"], "index %.3f (staged %.3f) pool %.3f select %.3f" % (x["index_ms"], x["index_staged_ms"], x["pool_ms"], x["select_ms"]),
           "ratio %.3f" % x.get("index_vs_uncached", 0))
 PY
-tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
+finish
