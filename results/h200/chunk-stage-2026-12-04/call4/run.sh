@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Call 4 (2026-12-05): select v17 on main. LV = V's commit picked onto main (branch land-V,
+# 9ea9069: BF16 with two warpgroups a CTA taking turns at the tensor cores, without C's CSR,
+# which call 3 found no faster), built in a worktree like ../build.sh's into .carry/d4/LV;
+# N = main's code (3a44014). LV's GPU tests; checks on what v17 changes (odd item counts with
+# hkv odd, Q by cp.async, a mixed batch, FP8); synccheck and racecheck of the named barriers;
+# chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K; then
+# LV's records (chunked-128k, chunked, breakdown) into res/, kept only if LV lands.
+source results/h200/chunk-stage-2026-12-04/steps.sh
+mkdir -p $W/res
+V=.carry/d4/LV
+for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-LV 40 $V/$t; done
+step check-odd-LV 60 $V/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
+step check-g3-LV 60 $V/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+step check-requests-LV 70 $V/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --requests 8k/64k,3x4k,1k/16k+77 --rows 256
+step check-fp8-LV 60 $V/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 16k --rows 256
+step synccheck-LV 60 compute-sanitizer --tool synccheck --error-exitcode 9 $V/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 2k+77 --rows 256
+step racecheck-LV 60 compute-sanitizer --tool racecheck --error-exitcode 9 $V/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 2k+77 --rows 256
+for v in N LV N LV; do
+  step chunked-$v-$SECONDS 45 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-$v-$SECONDS.json
+done
+M=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+for v in N LV; do
+  step ncu-$v 40 ncu --clock-control none --csv --page raw -k regex:select_sm90_kernel --launch-count 1 --metrics $M \
+    .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
+done
+step chunked-128k 70 $V/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
+step chunked 50 $V/fp2bench chunked --backend gpu --out $W/res/chunked.json
+step breakdown 40 $V/fp2bench breakdown --backend gpu --out $W/res/breakdown.json
+finish
