@@ -5,7 +5,8 @@
 # N = main's code (3a44014). LV's GPU tests; checks on what v17 changes (odd item counts with
 # hkv odd, Q by cp.async, a mixed batch, FP8); synccheck and racecheck of the named barriers;
 # chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K; then
-# LV's records (chunked-128k, chunked, breakdown) into res/, kept only if LV lands.
+# gpu_check.sh and LV's records (chunked-128k, chunked, breakdown) into res/, kept only if
+# LV lands; the call's deadline cuts what does not fit (call 5 has the rest).
 source results/h200/chunk-stage-2026-12-04/steps.sh
 mkdir -p $W/res
 V=.carry/d4/LV
@@ -24,6 +25,7 @@ for v in N LV; do
   step ncu-$v 40 ncu --clock-control none --csv --page raw -k regex:select_sm90_kernel --launch-count 1 --metrics $M \
     .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
 done
+step gpu_check 160 bash tests/gpu_check.sh $V/fp2bench
 step chunked-128k 70 $V/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
 step chunked 50 $V/fp2bench chunked --backend gpu --out $W/res/chunked.json
 step breakdown 40 $V/fp2bench breakdown --backend gpu --out $W/res/breakdown.json
