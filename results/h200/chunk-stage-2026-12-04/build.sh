@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the variants of calls 1, 1b and 1c from their commits into .carry/d4/{N,S,C,SC,V,U}
+# Builds the variants of calls 1, 1b, 1c, 3 and 4 from their commits into .carry/d4/{N,S,C,SC,V,U,L,LV}
 # (each in a git worktree, so that its provenance names its commit; V = select v17, branch
 # select-turns, and U = the cached pool under the select, branch pool-under-select, both on C)
 # and packs those present for `run`'s carry. VARIANTS="V" builds only V, and so on:
@@ -10,7 +10,7 @@ root=$PWD tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
-declare -A rev_of=([N]=3a44014 [S]=36c2790 [C]=e157101 [SC]=e6d47a6 [V]=700c245 [U]=4570237 [L]=45acf3f)
+declare -A rev_of=([N]=3a44014 [S]=36c2790 [C]=e157101 [SC]=e6d47a6 [V]=700c245 [U]=4570237 [L]=45acf3f [LV]=9ea9069)
 for n in ${VARIANTS:-N S C SC V U}; do
   rev=${rev_of[$n]:?unknown variant $n}
   git worktree remove -f $tmp/wt-$n 2>/dev/null || true
@@ -25,4 +25,4 @@ for n in ${VARIANTS:-N S C SC V U}; do
   done
   echo "$n: $(grep -o '"[0-9a-f]\{40\}"' $tmp/build-$n/generated/build_info.c | head -1)"
 done
-cd .carry/d4 && tar cJf variants.tar.xz $(ls -d N S C SC V U L 2>/dev/null)
+cd .carry/d4 && tar cJf variants.tar.xz $(ls -d N S C SC V U L LV 2>/dev/null)
