@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Call 4 (2026-12-05): select v17 on main. LV = V's commit picked onto main (branch land-V,
-# 9ea9069: BF16 with two warpgroups a CTA taking turns at the tensor cores, without C's CSR,
-# which call 3 found no faster), built in a worktree like ../build.sh's into .carry/d4/LV;
+# Call 4 (2026-12-05; it replaces call 1b, V against C, which never ran): select v17 on main.
+# LV = V's commit picked onto main (branch land-V, 9ea9069: BF16 with two warpgroups a CTA
+# taking turns at the tensor cores, without C's CSR, which call 3 found no faster), built by
+# ../build.sh (VARIANTS="N LV") into .carry/d4/LV;
 # N = main's code (3a44014). LV's GPU tests; checks on what v17 changes (odd item counts with
 # hkv odd, Q by cp.async, a mixed batch, FP8); synccheck and racecheck of the named barriers;
 # chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K; then
