@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Call 2 (planned 2026-12-04, with call 1): the records of the build that call 1 picks, WIN (one
-# of N, S, C, SC, V in .carry/d4; the same carry as call 1). gpu_check.sh (every case); the
+# Call 2 (planned 2026-12-04): the records of the build that a timing call picks, WIN (a build
+# of ../build.sh in .carry/d4, in the same carry; LV after call 4). gpu_check.sh (every case); the
 # records chunked-128k.json, chunked.json, breakdown.json and the perf baseline with its
 # regress against a fresh run, into res/; memcheck of gpu_pooled_cache. Run it only on a WIN
 # whose branch lands, and commit the records with that commit's provenance (the binaries
 # carry it).
-WIN=${WIN:?set WIN to the build call 1 picked}
+WIN=${WIN:?set WIN to the picked build}
 source results/h200/chunk-stage-2026-12-04/steps.sh
 mkdir -p $W/res
 B=.carry/d4/$WIN

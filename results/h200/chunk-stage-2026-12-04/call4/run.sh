@@ -5,11 +5,9 @@
 # ../build.sh (VARIANTS="N LV") into .carry/d4/LV;
 # N = main's code (3a44014). LV's GPU tests; checks on what v17 changes (odd item counts with
 # hkv odd, Q by cp.async, a mixed batch, FP8); synccheck and racecheck of the named barriers;
-# chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K; then
-# gpu_check.sh and LV's records (chunked-128k, chunked, breakdown) into res/, kept only if
-# LV lands; the call's deadline cuts what does not fit (call 5 has the rest).
+# chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K.
+# Nothing here is a record: if LV lands, call 2 (WIN=LV) writes its records.
 source results/h200/chunk-stage-2026-12-04/steps.sh
-mkdir -p $W/res
 V=.carry/d4/LV
 for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-LV 40 $V/$t; done
 step check-odd-LV 60 $V/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
@@ -26,8 +24,4 @@ for v in N LV; do
   step ncu-$v 40 ncu --clock-control none --csv --page raw -k regex:select_sm90_kernel --launch-count 1 --metrics $M \
     .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
 done
-step gpu_check 160 bash tests/gpu_check.sh $V/fp2bench
-step chunked-128k 70 $V/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
-step chunked 50 $V/fp2bench chunked --backend gpu --out $W/res/chunked.json
-step breakdown 40 $V/fp2bench breakdown --backend gpu --out $W/res/breakdown.json
 finish
