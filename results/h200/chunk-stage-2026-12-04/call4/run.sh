@@ -5,8 +5,11 @@
 # ../build.sh (VARIANTS="N LV") into .carry/d4/LV;
 # N = main's code (3a44014). LV's GPU tests; checks on what v17 changes (odd item counts with
 # hkv odd, Q by cp.async, a mixed batch, FP8); synccheck and racecheck of the named barriers;
-# chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K.
-# Nothing here is a record: if LV lands, call 2 (WIN=LV) writes its records.
+# chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K; then
+# ncu's warp states of the select at chunk 8 of those chunks for N, LV and S (v16: the
+# persistent select on N's base, 36c2790, whose per-stage loss in SC call 3 could not place;
+# added in the session after). Nothing here is a record: if LV lands, call 2 (WIN=LV) writes
+# its records.
 source results/h200/chunk-stage-2026-12-04/steps.sh
 V=.carry/d4/LV
 for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-LV 40 $V/$t; done
@@ -23,5 +26,15 @@ M=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cyc
 for v in N LV; do
   step ncu-$v 40 ncu --clock-control none --csv --page raw -k regex:select_sm90_kernel --launch-count 1 --metrics $M \
     .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
+done
+# chunked --trials 1 scores three times a pass (warm-up, the index alone, the whole pass), and
+# each chunk runs without the cache, then with it: the one pass takes launches 0-2, chunk c
+# 3 + 6c to 5 + 6c and then 6 + 6c to 8 + 6c, so skip 52 is chunk 8's index alone without the
+# cache (8K queries, 64K keys before them; call 20's chunk 8, then skip 35 at two a pass).
+# ncu counts only the launches -k matches.
+for v in N LV S; do
+  step ncu-chunk8-$v 60 ncu --clock-control none --csv --page raw --section WarpStateStats -k regex:select_sm90_kernel \
+    --launch-skip 52 --launch-count 1 --metrics $M .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
+    --trials 1
 done
 finish
