@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the variants of calls 1, 1b, 1c, 3 and 4 from their commits into .carry/d4/{N,S,C,SC,V,U,L,LV}
+# Builds the variants of calls 3 and 4 (and of calls 1, 1b, 1c, planned and replaced by them)
+# from their commits into .carry/d4/{N,S,C,SC,V,U,L,LV}
 # (each in a git worktree, so that its provenance names its commit; V = select v17, branch
 # select-turns, and U = the cached pool under the select, branch pool-under-select, both on C)
 # and packs those built for `run`'s carry. By default N, LV and S, what call 4 runs;

@@ -2,11 +2,11 @@
 # Call 4 (2026-12-05; it replaces call 1b, V against C, which never ran): select v17 on main.
 # LV = V's commit picked onto main (branch land-V, 9ea9069: BF16 with two warpgroups a CTA
 # taking turns at the tensor cores, without C's CSR, which call 3 found no faster), built by
-# ../build.sh (VARIANTS="N LV") into .carry/d4/LV;
+# ../build.sh (its default, N LV S) into .carry/d4/LV;
 # N = main's code (3a44014). LV's GPU tests; checks on what v17 changes (odd item counts with
 # hkv odd, Q by cp.async, a mixed batch, FP8); synccheck and racecheck of the named barriers;
 # chunked at 128K in 8K chunks alternated N LV twice; ncu of the one-pass select at 128K; then
-# ncu's warp states of the select at chunk 8 of those chunks for N, LV and S (v16: the
+# ncu's warp states of the select at the chunk of 8K queries after 64K keys for N, LV and S (v16: the
 # persistent select on N's base, 36c2790, whose per-stage loss in SC call 3 could not place;
 # added in the session after). Nothing here is a record: if LV lands, call 2 (WIN=LV) writes
 # its records.
@@ -31,10 +31,11 @@ done
 # each chunk runs without the cache, then with it: the one pass takes launches 0-2, chunk c
 # 3 + 6c to 5 + 6c and then 6 + 6c to 8 + 6c, so skip 52 is chunk 8's index alone without the
 # cache (8K queries, 64K keys before them; call 20's chunk 8, then skip 35 at two a pass).
-# ncu counts only the launches -k matches.
+# 72K ends at that chunk: the same kernel as 128K's chunk 8, without 128K's one pass and seven
+# chunks more run under ncu. ncu counts only the launches -k matches.
 for v in N LV S; do
   step ncu-chunk8-$v 60 ncu --clock-control none --csv --page raw --section WarpStateStats -k regex:select_sm90_kernel \
-    --launch-skip 52 --launch-count 1 --metrics $M .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
+    --launch-skip 52 --launch-count 1 --metrics $M .carry/d4/$v/fp2bench chunked --backend gpu --len 72k --chunk 8k \
     --trials 1
 done
 finish
