@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# Builds the variants of calls 3 and 4 (and of calls 1, 1b, 1c, planned and replaced by them)
-# from their commits into .carry/d4/{N,S,C,SC,V,U,L,LV}
-# (each in a git worktree, so that its provenance names its commit; V = select v17, branch
-# select-turns, and U = the cached pool under the select, branch pool-under-select, both on C)
-# and packs those built for `run`'s carry. By default N, LV and S, what call 4 runs;
-# VARIANTS="V" builds and packs only V, and so on:
+# Builds the variants of call 4 and the build whose records call 2 writes into .carry/d4/NAME
+# (each in a git worktree of its commit, with its patches applied: a patched build's
+# provenance names the commit, dirty) and packs them for `run`'s carry:
 #   carry [".carry/d4/variants.tar.xz", ".carry/libcjson.so.1"]
+# - N: main's select as call 3 timed it (3a44014; main's kernels have not changed since);
+# - LV: N with v17.patch (select v17: BF16 on CTAs of two warpgroups taking turns at the
+#   tensor cores);
+# - LW: LV with v18.patch (select v18: the heaviest items halved, one per SM, so that a
+#   chunk's waves of equal items load Q half an item apart);
+# - HEAD: main as it stands (call 2's WIN once a variant has landed).
+# The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
+# and LV's first form) did not outlive their sessions: only main does. By default N, LV and
+# LW, what call 4 runs; VARIANTS="HEAD" builds and packs only HEAD, and so on.
 # Run from the repository's root on the build machine (nvcc, cmake, ninja, libcjson-dev).
 set -eu
-root=$PWD tmp=${TMPDIR:-/tmp}/fp2-variants
+root=$PWD here=$PWD/results/h200/chunk-stage-2026-12-04 tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
-declare -A rev_of=([N]=3a44014 [S]=36c2790 [C]=e157101 [SC]=e6d47a6 [V]=700c245 [U]=4570237 [L]=45acf3f [LV]=9ea9069)
-variants=${VARIANTS:-N LV S}
+declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [HEAD]=HEAD)
+declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [HEAD]="")
+variants=${VARIANTS:-N LV LW}
 for n in $variants; do
   rev=${rev_of[$n]:?unknown variant $n}
   git worktree remove -f $tmp/wt-$n 2>/dev/null || true
   git worktree add -f --detach $tmp/wt-$n $rev >/dev/null
+  for patch in ${patches_of[$n]}; do git -C $tmp/wt-$n apply $here/$patch.patch; done
   cmake -S $tmp/wt-$n -B $tmp/build-$n -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build $tmp/build-$n --target fp2bench gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph \
     gpu_neighbour_nan >/dev/null
@@ -26,6 +34,7 @@ for n in $variants; do
   for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do
     cp $tmp/build-$n/tests/$t .carry/d4/$n/
   done
-  echo "$n: $(grep -o '"[0-9a-f]\{40\}"' $tmp/build-$n/generated/build_info.c | head -1)"
+  echo "$n: $(grep -o '"[0-9a-f]\{40\}"' $tmp/build-$n/generated/build_info.c | head -1)" \
+    "dirty $(grep -o 'fp2_git_dirty = -\?[0-9]' $tmp/build-$n/generated/build_info.c | tail -c 2)"
 done
 cd .carry/d4 && tar cJf variants.tar.xz $variants

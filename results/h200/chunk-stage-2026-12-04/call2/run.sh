@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Call 2 (planned 2026-12-04): the records of the build that a timing call picks, WIN (a build
-# of ../build.sh in .carry/d4, in the same carry; LV after call 4). gpu_check.sh (every case); the
-# records chunked-128k.json, chunked.json, breakdown.json and the perf baseline with its
-# regress against a fresh run, into res/; memcheck of gpu_pooled_cache. Run it only on a WIN
-# whose branch lands, and commit the records with that commit's provenance (the binaries
-# carry it).
+# of ../build.sh in .carry/d4, in the same carry; HEAD once call 4's winner has landed).
+# gpu_check.sh (every case); the records chunked-128k.json, chunked.json, breakdown.json and
+# the perf baseline with its regress against a fresh run, into res/; memcheck of
+# gpu_pooled_cache. Run it only on a WIN whose code is on main, and commit the records with
+# that commit's provenance (the binaries carry it).
 WIN=${WIN:?set WIN to the picked build}
 source results/h200/chunk-stage-2026-12-04/steps.sh
 mkdir -p $W/res
