@@ -8,10 +8,11 @@
 #   tensor cores);
 # - LW: LV with v18.patch (select v18: the heaviest items halved, one per SM, so that a
 #   chunk's waves of equal items load Q half an item apart);
-# - HEAD: main as it stands (call 2's WIN once a variant has landed).
+# - HEAD: main as it stands: since c5fb0e1, LW's code (call 4 checks and times it, and call 2
+#   writes its records right after, on the same machine).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
-# LW, what call 4 runs; VARIANTS="HEAD" builds and packs only HEAD, and so on.
+# HEAD, what calls 4 and 2 run; VARIANTS="LW" builds and packs only LW, and so on.
 # Run from the repository's root on the build machine (nvcc, cmake, ninja, libcjson-dev).
 set -eu
 root=$PWD here=$PWD/results/h200/chunk-stage-2026-12-04 tmp=${TMPDIR:-/tmp}/fp2-variants
@@ -20,7 +21,7 @@ mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
 declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [HEAD]=HEAD)
 declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [HEAD]="")
-variants=${VARIANTS:-N LV LW}
+variants=${VARIANTS:-N LV HEAD}
 for n in $variants; do
   rev=${rev_of[$n]:?unknown variant $n}
   git worktree remove -f $tmp/wt-$n 2>/dev/null || true
