@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Call 5 (2026-12-05): calls 4 and 2 in one, for a session whose device time went mostly to
+# refused starts. HEAD = main with select v17 and v18 (c5fb0e1 on), N and LV as in call 4
+# (../build.sh, its default: N LV HEAD). In order of what each step decides:
+# HEAD's GPU tests and the checks on what v17 and v18 change (hkv odd with items halved and an
+# odd unit count; Q by cp.async with items halved); chunked at 128K in 8K chunks, N, LV, then
+# HEAD's record (8K and 16K chunks), N again; HEAD's other records (chunked, breakdown, the
+# perf baseline with its regress); gpu_check.sh (every case of both kernels); synccheck with
+# halved items, racecheck of the named barriers, memcheck of the pooled cache; ncu of the
+# one-pass select at 128K for N and HEAD (tensor pipe, XU, registers).
+source results/h200/chunk-stage-2026-12-04/steps.sh
+mkdir -p $W/res
+H=.carry/d4/HEAD
+for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-HEAD 40 $H/$t; done
+step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
+step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+for v in N LV; do
+  step chunked-$v-$SECONDS 45 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-$v-$SECONDS.json
+done
+step chunked-128k 70 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
+step chunked-N-$SECONDS 45 .carry/d4/N/fp2bench chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-N-$SECONDS.json
+step chunked 50 $H/fp2bench chunked --backend gpu --out $W/res/chunked.json
+step breakdown 40 $H/fp2bench breakdown --backend gpu --out $W/res/breakdown.json
+step baseline 60 bash results/refresh.sh baseline $H $W/res
+step gpu_check 150 bash tests/gpu_check.sh $H/fp2bench
+step synccheck-HEAD 50 compute-sanitizer --tool synccheck --error-exitcode 9 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 12k+77 --rows 64
+step racecheck-HEAD 50 compute-sanitizer --tool racecheck --error-exitcode 9 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 2k+77 --rows 256
+step memcheck-cache 40 compute-sanitizer --tool memcheck --error-exitcode 9 $H/gpu_pooled_cache
+M=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+for v in N HEAD; do
+  step ncu-$v 35 ncu --clock-control none --csv --page raw -k regex:select_sm90_kernel --launch-count 1 --metrics $M \
+    .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
+done
+grep -hE "SLOWER|FASTER|SAME" $W/baseline.log $W/res/baseline.log 2>/dev/null | cut -c1-160 | tail -8
+python3 - "$W/res/chunked-128k.json" <<'PY'
+import json, sys
+for x in json.load(open(sys.argv[1]))["rows"]:
+    print("HEAD", x["mode"], x["chunk"], "index %.3f (staged %.3f) pool %.3f select %.3f" % (x["index_ms"], x["index_staged_ms"], x["pool_ms"], x["select_ms"]),
+          "ratio %.3f" % x.get("index_vs_uncached", 0))
+PY
+finish
