@@ -8,8 +8,11 @@
 #   tensor cores);
 # - LW: LV with v18.patch (select v18: the heaviest items halved, one per SM, so that a
 #   chunk's waves of equal items load Q half an item apart);
-# - HEAD: main as it stands: since c5fb0e1, LW's code (call 4 checks and times it, and call 2
-#   writes its records right after, on the same machine).
+# - HEAD: main as it stands. For call 5, main first takes both patches as a commit of its own
+#   (`git apply v17.patch v18.patch`, as c5fb0e1 did; reverted by 5 December's third session,
+#   whose device starts were all refused), so that HEAD is LW's code with a landed commit's
+#   provenance for the records; that commit is reverted again if call 5 finds it wrong or
+#   slower.
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
 # HEAD, what calls 4 and 2 run; VARIANTS="LW" builds and packs only LW, and so on.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Call 5 (2026-12-05): calls 4 and 2 in one, for a session whose device time went mostly to
-# refused starts. HEAD = main with select v17 and v18 (c5fb0e1 on), N and LV as in call 4
-# (../build.sh, its default: N LV HEAD). In order of what each step decides:
+# refused starts (it did not run that day: every start was refused). HEAD = main with select
+# v17 and v18 (both patches applied and committed first: ../build.sh says how), N and LV as in
+# call 4 (../build.sh, its default: N LV HEAD). In order of what each step decides:
 # HEAD's GPU tests and the checks on what v17 and v18 change (hkv odd with items halved and an
 # odd unit count; Q by cp.async with items halved); chunked at 128K in 8K chunks, N, LV, then
 # HEAD's record (8K and 16K chunks), N again; HEAD's other records (chunked, breakdown, the
