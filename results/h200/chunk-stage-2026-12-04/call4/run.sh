@@ -6,8 +6,9 @@
 #   tensor cores, without C's CSR, which call 3 found no faster; V's and land-V's commits were
 #   lost, and v17 was written again from the NOTES);
 # HEAD = v18 on LV (v18.patch: the heaviest items halved, one per SM, so that a chunk's waves of
-#   equal items load Q half an item apart), as main holds it since c5fb0e1 (LW in ../build.sh
-#   is the same code on N's commit).
+#   equal items load Q half an item apart), main with both patches committed (as c5fb0e1 did,
+#   reverted since; LW in ../build.sh is the same code on N's commit). Call 5 replaces this
+#   call and call 2 with one: use it.
 # HEAD's GPU tests and the checks on what v17 and v18 change (odd item counts with hkv odd and
 # halved items, Q by cp.async, a mixed batch, FP8); synccheck with halved items and racecheck
 # of the named barriers; chunked at 128K in 8K chunks alternated N LV HEAD twice; ncu of the
