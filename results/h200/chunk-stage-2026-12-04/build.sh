@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the variants of call 4 and the build whose records call 2 writes into .carry/d4/NAME
+# Builds the variants that call 5 times and the build whose records it writes into .carry/d4/NAME
 # (each in a git worktree of its commit, with its patches applied: a patched build's
 # provenance names the commit, dirty) and packs them for `run`'s carry:
 #   carry [".carry/d4/variants.tar.xz", ".carry/libcjson.so.1"]
@@ -15,10 +15,10 @@
 #   slower.
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
-# HEAD, what calls 4 and 2 run; VARIANTS="LW" builds and packs only LW, and so on.
+# HEAD, what call 5 runs; VARIANTS="LW" builds and packs only LW, and so on.
 # Run from the repository's root on the build machine (nvcc, cmake, ninja, libcjson-dev).
 set -eu
-root=$PWD here=$PWD/results/h200/chunk-stage-2026-12-04 tmp=${TMPDIR:-/tmp}/fp2-variants
+here=$PWD/results/h200/chunk-stage-2026-12-04 tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Call 5 (2026-12-05): calls 4 and 2 in one, for a session whose device time went mostly to
-# refused starts (it did not run that day: every start was refused). HEAD = main with select
-# v17 and v18 (both patches applied and committed first: ../build.sh says how), N and LV as in
-# call 4 (../build.sh, its default: N LV HEAD). In order of what each step decides:
+# Call 5 (2026-12-05): the planned calls 4 (v17 timed against N) and 2 (the winner's records)
+# in one, neither of which ran (every start of that day was refused; their scripts are in the
+# history). HEAD = main with select v17 and v18 (both patches applied and committed first:
+# ../build.sh says how); N = main's select, LV = v17 alone (../build.sh, its default:
+# N LV HEAD). In order of what each step decides:
 # HEAD's GPU tests and the checks on what v17 and v18 change (hkv odd with items halved and an
 # odd unit count; Q by cp.async with items halved); chunked at 128K in 8K chunks, N, LV, then
 # HEAD's record (8K and 16K chunks), N again; HEAD's other records (chunked, breakdown, the
