@@ -34,10 +34,10 @@ __device__ __forceinline__ SelectSegment numbered_segment(const SelectArgs &a, i
   return segment_of(a, a.p, s, local / ntiles, local % ntiles);
 }
 
-/* The segment's threshold from its scoring warps' largest log2 energies (both parts'). */
+/* The segment's threshold from its scoring warps' largest log2 energies. */
 __device__ __forceinline__ float segment_threshold(const SelectArgs &a, const SelectSegment &sg) {
   float m = -INFINITY;
-  for (int w = 0; w < kSelParts * kSelWarps; w++) m = fmaxf(m, a.warp_max[sg.seg * kSelParts * kSelWarps + w]);
+  for (int w = 0; w < kSelWarps; w++) m = fmaxf(m, a.warp_max[sg.seg * kSelWarps + w]);
   return m + log2f(a.p.alpha);
 }
 
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(32 * kGroup) place_kernel(const SelectArgs a, 
 
 /* The workspace: warp_max first (the scoring kernels write it), then the groups' counts. */
 size_t warp_max_bytes(const fp2_plan *plan) {
-  return (sizeof(float) * kSelParts * kSelWarps * (size_t)plan->nseg + 255) / 256 * 256;
+  return (sizeof(float) * kSelWarps * (size_t)plan->nseg + 255) / 256 * 256;
 }
 
 size_t groups(const fp2_plan *plan) { return (size_t)fp2_cdiv(plan->nseg, kGroup); }

@@ -1,7 +1,7 @@
 /* Fused block selection on Hopper (sm_90a, head dim 128, BF16 or FP8): the scoring of
    select.cu on wgmma, behind fp2_select when p->kernel is FP2_KERNEL_SM90.
-   A warpgroup per segment (sequence, KV head, query tile of 128 packed rows), heaviest tiles
-   first: BF16 two a CTA, taking turns at the tensor cores, FP8 one; several CTAs per SM. The Q tile comes once by TMA where g divides
+   One CTA of one warpgroup per segment (sequence, KV head, query tile of 128 packed rows),
+   heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
    128 (by cp.async otherwise: a tile then starts inside a position's heads), issued before
    the kernel waits for the pool (it may start while the pool drains: dependent_launch.cuh);
    FP8 from bf16 Q, the CTA converts its tile as it stages it and writes the codes out; the
@@ -34,10 +34,7 @@
    whole-tile product a stage at 4 CTAs, the stage released before the exponentials; 114
    registers, was 84) ncu at 128K 1.037 → 0.997 ms, 128K in 8K chunks 1.543 → 1.504; v15
    (BF16's unmasked stage scored in one pass, no vote between its halves; 121 registers) ncu
-   at 128K 1.005 → 0.987 ms, 128K in 8K chunks 1.511 → 1.472; v17 (BF16 on CTAs of two
-   warpgroups taking turns at the tensor cores) and v18 (the heaviest items halved on the
-   first CTA of each SM, so that a chunk's waves of equal items do not all load Q together):
-   kernels/NOTES.md, 2026-12-05. */
+   at 128K 1.005 → 0.987 ms, 128K in 8K chunks 1.511 → 1.472. */
 #include <string.h>
 
 #include "cuda_check.h"
@@ -56,49 +53,33 @@ constexpr int kD = FP2_SM90_DIM;
 constexpr int kStageKeys = 64; /* pooled keys per stage: the M of one wgmma product */
 static_assert(kTileRows == kTileRowsSm90, "the query tile is one shared-memory tile");
 
-/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes, the
-   warpgroups a CTA and the CTAs per SM. One stage a warpgroup: its keys are reloaded when the
-   stage's products have completed, and the other warpgroups cover the load.
-   - BF16: 2 CTAs of two warpgroups (Q's 32 KB and a stage of 16 KB each), the two taking
-     turns at the tensor cores (take_turn), 4 warpgroups an SM as shared memory allows. Until
-     v17, 4 CTAs of one warpgroup (121 registers), with nothing to keep one's product beside
-     another's exponentials; before v14, 3 CTAs, the next stage's product under this one's
-     exponentials (two stages, two accumulators, 168 registers); v11 on half-tile products as
-     FP8 (84 registers), 4 % slower at 128K than v14 (kernels/NOTES.md).
-   - FP8: 8 CTAs of one warpgroup (one stage of 8 KB, 64 registers, Q converted in two batches
-     of loads). On the H200 at 128K, 5 CTAs (three stages) took 1.09 ms, 6 (two) 1.05 and 8
-     1.02, against 1.12 for v5's 4 CTAs on whole-tile products (kernels/NOTES.md). */
+/* What the precision changes beyond the operand's (Sm90Operand): a stage's bytes and the CTAs
+   per SM. One stage: its keys are reloaded when the stage's products have completed, and the
+   other CTAs cover the load.
+   - BF16: 4 CTAs, as shared memory allows (Q's 32 KB and a stage of 16 KB), on whole-tile
+     products (121 registers). Until v11, 3 CTAs on whole-tile products, the next stage's
+     under this one's exponentials (two stages, two accumulators, 168 registers); v11 on
+     half-tile products as FP8 (84 registers), 4 % slower at 128K than v14 (kernels/NOTES.md).
+   - FP8: 8 CTAs (one stage of 8 KB, 64 registers, Q converted in two batches of loads). On
+     the H200 at 128K, 5 CTAs (three stages) took 1.09 ms, 6 (two) 1.05 and 8 1.02, against
+     1.12 for v5's 4 CTAs on whole-tile products (kernels/NOTES.md). */
 template <bool kFp8>
 struct SelPrec : Sm90Operand<kFp8> {
   static constexpr int stage_bytes = Sm90Operand<kFp8>::halves * kStageKeys * 128;
   static constexpr int stages = 1;
-  static constexpr int warpgroups = kFp8 ? 1 : 2;
-  static constexpr int threads = warpgroups * kSelThreads;
-  static constexpr int ctas_per_sm = kFp8 ? 8 : 2;
+  static constexpr int ctas_per_sm = kFp8 ? 8 : 4;
   static constexpr int q_batches = 2; /* FP8: Q's rows converted in this many batches of loads */
 };
 
-/* A warpgroup's shared memory, 1024-byte aligned: the operand tiles first. */
+/* Shared memory, 1024-byte aligned: the operand tiles first. */
 template <bool kFp8>
-struct alignas(1024) SelSmem {
+struct SelSmem {
   unsigned char q[SelPrec<kFp8>::halves * kHalfBytes];
   unsigned char k[SelPrec<kFp8>::stages][SelPrec<kFp8>::stage_bytes];
   uint64_t full[SelPrec<kFp8>::stages];
   uint64_t q_full;
   int row_last[kTileRows];
 };
-
-/* The CTA's: each warpgroup's, and the stage counts of their items (the turns both take). */
-template <bool kFp8>
-struct SelShared {
-  SelSmem<kFp8> wg[SelPrec<kFp8>::warpgroups];
-  int nstages[SelPrec<kFp8>::warpgroups];
-};
-
-/* Named barriers (0 is __syncthreads'): warpgroup w's turn at the tensor cores (kBarTurn + w,
-   both warpgroups), the release of its stage (kBarRelease + w, its own threads) and the CTA's
-   once Q, the mbarriers and the stage counts are in place (kBarCta). */
-constexpr int kBarTurn = 1, kBarRelease = 3, kBarCta = 5;
 
 /* The scores of the 64 rows of half h of the tile (h = 0: rows 0..63, 1: rows 64..127): a
    half-tile product's accumulator, 32 registers (d[i] holds rows 8i..8i+7 of the half). */
@@ -132,7 +113,7 @@ __device__ __forceinline__ void issue_scores(ProductScores<kFp8> &d, const unsig
 
 /* This thread's first key of the stage of keys j0 .. j0 + 63: k0 = j0 + 16 warp + lane / 4 in
    d[i][0..1], k0 + 8 in d[i][2..3], rows 64 h + 8 i + 2 (lane % 4) + 0..1 of half h. */
-__device__ __forceinline__ int stage_key0(int j0) { return j0 + sel_thread() / 32 * 16 + sel_thread() % 32 / 4; }
+__device__ __forceinline__ int stage_key0(int j0) { return j0 + threadIdx.x / 32 * 16 + threadIdx.x % 32 / 4; }
 
 /* Score (i, e) of half h as a key sees it: kMasked counts a score past its row's last block
    as -inf. d is only read: writing the registers of a wgmma accumulator makes ptxas serialise
@@ -299,7 +280,7 @@ template <int kBatches>
 __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const SelectArgs &a, const SelectSegment &sg) {
   constexpr int kRowsPerThread = kTileRows * 16 / kSelThreads, kPerBatch = kRowsPerThread / kBatches;
   const fp2_params &p = a.p;
-  const int col = sel_thread() % 16, r0 = sel_thread() / 16, g = sg.g;
+  const int col = threadIdx.x % 16, r0 = threadIdx.x / 16, g = sg.g;
   const int R = sg.tl.row_begin + r0, pos_of_R = fp2_div(a.group, R), pos_step = fp2_div(a.group, 8);
   const int head_step = 8 - pos_step * g;
   int pos = a.cu_q[sg.s] + pos_of_R, head = sg.h * g + R - pos_of_R * g;
@@ -331,92 +312,31 @@ __device__ __forceinline__ void convert_q_tile(unsigned char *tile, const Select
   }
 }
 
-/* BF16's two warpgroups take turns at the tensor cores (FA3's scheduler barrier): warpgroup w
-   issues a product only in its turn and passes the turn on once it is issued, so that its
-   exponentials then run under the other's product. Warpgroup 1 passes once at the start, so
-   that warpgroup 0 goes first; both take the same number of turns (the longer item's stage
-   count, the shorter one's extra turns carrying no product), and warpgroup 0 one more at the
-   end, so that each barrier completes as often as it is arrived at. FP8 runs one warpgroup a
-   CTA, and no turns. */
-template <bool kFp8, int kWg>
-__device__ __forceinline__ void turn_wait() {
-  if constexpr (!kFp8) bar_sync(kBarTurn + kWg, SelPrec<kFp8>::threads);
-}
-template <bool kFp8, int kWg>
-__device__ __forceinline__ void turn_pass() {
-  if constexpr (!kFp8) bar_arrive(kBarTurn + 1 - kWg, SelPrec<kFp8>::threads);
-}
-
-/* A warpgroup's share of the scoring: item `item`'s stages c_begin .. c_end - 1, part `part`
-   of its warp_max entries (whole: all its stages). */
-struct SelUnit {
-  int item, c_begin, c_end, part;
-  bool whole;
-};
-
-/* Unit v of a launch (v = warpgroups * blockIdx.x + kWg): the items by rank x, the heaviest
-   (the last item) first, and the first `split` ranks cut into halves, which take units
-   0 .. 2 split - 1 (rank v % split, half v / split). With split = the SM count, the first CTA
-   on each SM scores two halves and leaves halfway through the first wave: the CTAs after it
-   start half an item apart from the others on their SM, and so load their Q tiles while the
-   others score, where waves of equal items (a chunk's) would otherwise all load together and
-   then all score. The unit's stage range comes with the item's segment (select_unit_stages). */
-__device__ __forceinline__ SelUnit select_unit(int v, int items, int split) {
-  SelUnit u;
-  const int x = v < 2 * split ? v % split : v - split;
-  u.item = items - 1 - x; /* negative: no unit (the last CTA's second warpgroup) */
-  u.part = v < 2 * split ? v / split : 0;
-  u.whole = v >= 2 * split;
-  return u;
-}
-
-__device__ __forceinline__ void select_unit_stages(SelUnit &u, int n) {
-  const int half = (n + 1) / 2;
-  u.c_begin = u.whole || u.part == 0 ? 0 : half;
-  u.c_end = u.whole || u.part == 1 ? n : half;
-}
-
-/* Warpgroup kWg's unit (select_unit), or none for the last CTA's second warpgroup when the
-   count is odd. Its own instance of the code for each warpgroup, so that its shared memory
-   and barrier ids are constants. */
-template <bool kFp8, int kWg>
-__device__ __forceinline__ void score_item(SelShared<kFp8> &sh, const CUtensorMap &tm_q, const CUtensorMap &tm_kbar,
-                                           const SelectArgs &a, QSource q_source, int items, int split) {
+template <bool kFp8>
+__global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
+    select_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_kbar,
+                       const SelectArgs a, QSource q_source) {
+#if FP2_SM90_DEVICE
   using Prec = SelPrec<kFp8>;
   constexpr int kStages = Prec::stages;
-  SelSmem<kFp8> &sm = sh.wg[kWg];
-  SelUnit u = select_unit(Prec::warpgroups * (int)blockIdx.x + kWg, items, split);
-  if constexpr (kWg == 1) {
-    if (u.item < 0) { /* no unit: warpgroup 0's turns, and nothing else */
-      if (sel_thread() == 0) sh.nstages[1] = 0;
-      bar_sync(kBarCta, Prec::threads);
-      const int turns = sh.nstages[0];
-      turn_pass<kFp8, 1>();
-      for (int c = 0; c < turns; c++) {
-        turn_wait<kFp8, 1>();
-        turn_pass<kFp8, 1>();
-      }
-      return;
-    }
-  }
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  SelSmem<kFp8> &sm = *reinterpret_cast<SelSmem<kFp8> *>(align_1024(smem_raw));
   fp2_params p = a.p; /* with the shape's block and tile sizes as constants (the host checked them) */
   p.block = p.qtile = FP2_SM90_TILE;
-  const SelectSegment sg = select_item(a, p, u.item);
-  select_unit_stages(u, fp2_cdiv(sg.tl.nscored, kStageKeys));
-  const int n = u.c_end - u.c_begin; /* this warpgroup's stages: j = 0 .. n - 1 is stage c_begin + j */
+  const SelectSegment sg = select_segment(a, p);
+  const int n = fp2_cdiv(sg.tl.nscored, kStageKeys);
   const int key_row0 = sg.h * a.total_blocks + a.cu_blocks[sg.s]; /* the segment's first pooled key in the map */
-  auto load_keys = [&](int j) { /* the pooled keys of stage c_begin + j into their buffer */
-    uint64_t *bar = &sm.full[j % kStages];
-    unsigned char *dst = sm.k[j % kStages];
+  auto load_keys = [&](int c) { /* thread 0: pooled keys 64 c .. 64 c + 63 into their stage */
+    uint64_t *bar = &sm.full[c % kStages];
+    unsigned char *dst = sm.k[c % kStages];
     mbarrier_arrive_expect_tx(bar, Prec::stage_bytes);
     for (int hf = 0; hf < Prec::halves; hf++)
-      tma_load_2d(dst + hf * kStageKeys * 128, &tm_kbar, hf * 64, key_row0 + (u.c_begin + j) * kStageKeys, bar);
+      tma_load_2d(dst + hf * kStageKeys * 128, &tm_kbar, hf * 64, key_row0 + c * kStageKeys, bar);
   };
-  if (sel_thread() == 0) {
+  if (threadIdx.x == 0) {
     for (int st = 0; st < kStages; st++) mbarrier_init(&sm.full[st], 1);
     mbarrier_init(&sm.q_full, 1);
     fence_mbarrier_init();
-    sh.nstages[kWg] = n;
     if (q_source == kQByTma) { /* rows past the sequence read the next one's: every score of theirs is masked */
       mbarrier_arrive_expect_tx(&sm.q_full, Prec::halves * kHalfBytes);
       for (int hf = 0; hf < Prec::halves; hf++)
@@ -428,8 +348,7 @@ __device__ __forceinline__ void score_item(SelShared<kFp8> &sh, const CUtensorMa
     const unsigned char *q = static_cast<const unsigned char *>(a.q);
     cp_async_rows_sw128<kD * Prec::elem, kSelThreads>(
         sm.q, 0, kTileRows, sg.nrows,
-        [&](int r) { return q + packed_row_offset(p, a.cu_q[sg.s], sg.h, sg.tl.row_begin + r) * Prec::elem; }, q,
-        kWg * kSelThreads);
+        [&](int r) { return q + packed_row_offset(p, a.cu_q[sg.s], sg.h, sg.tl.row_begin + r) * Prec::elem; }, q, 0);
     cp_async_commit();
   }
   fill_row_last(a, p, sg, sm.row_last);
@@ -437,23 +356,25 @@ __device__ __forceinline__ void score_item(SelShared<kFp8> &sh, const CUtensorMa
      start while the pool drains (dependent_launch.cuh). */
   grid_dependency_wait();
   grid_dependents_launch();
-  if (sel_thread() == 0)
-    for (int j = 0; j < n && j < kStages; j++) load_keys(j);
+  if (threadIdx.x == 0)
+    for (int c = 0; c < n && c < kStages; c++) load_keys(c);
   if (q_source == kQConverted) convert_q_tile<Prec::q_batches>(sm.q, a, sg);
   if (q_source == kQByCpAsync) cp_async_wait<0>();
   if (q_source != kQByTma) fence_proxy_async_shared(); /* Q's rows, to wgmma */
-  bar_sync(kBarCta, Prec::threads); /* Q's rows, the mbarriers' initialisation and the stage counts */
-  const int turns = kFp8 ? n : max(n, sh.nstages[Prec::warpgroups - 1 - kWg]);
+  __syncthreads(); /* Q's rows and the barriers' initialisation, to every thread */
   if (q_source == kQByTma) mbarrier_wait(&sm.q_full, 0);
 
   const float sq = kFp8 ? a.scales[0] : 1.0f, sk = kFp8 ? a.scales[1] : 1.0f;
   const float scale_log2 = sq * sk * rsqrtf((float)kD) * kLog2e;
   const int full_end = select_full_end(sg);
   float l_max = -INFINITY;
-  auto keys_ready = [&](int j) { mbarrier_wait(&sm.full[j % kStages], (j / kStages) & 1); };
-  auto release = [&](int j) { /* every warp's products of the stage have completed */
-    bar_sync(kBarRelease + kWg, kSelThreads);
-    if (sel_thread() == 0 && j + kStages < n) load_keys(j + kStages);
+  auto issue = [&](int c, ProductScores<kFp8> &d, int h) { /* product h of stage c (BF16: 0 only) */
+    if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
+    issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
+  };
+  auto release = [&](int c) { /* every warp's products of stage c have completed */
+    __syncthreads();
+    if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
   };
   /* Only a stage with a scored key that some row does not count needs the mask: where every
      row counts every scored block (a full tile inside one block, as every full tile is for
@@ -479,27 +400,19 @@ __device__ __forceinline__ void score_item(SelShared<kFp8> &sh, const CUtensorMa
     store(c);
   };
   ProductScores<kFp8> d;
-  if (kWg == 1) turn_pass<kFp8, 1>();
-  for (int j = 0; j < n; j++) {
-    const int c = u.c_begin + j;
-    keys_ready(j);
+  for (int c = 0; c < n; c++) {
+    issue(c, d, 0);
+    wgmma_wait<0>();
+    wgmma_hold(d);
     if constexpr (kFp8) { /* half 0 scored before half 1's product, on the same registers */
-      issue_scores<kFp8>(d, sm.k[j % kStages], sm.q, 0);
-      wgmma_wait<0>();
-      wgmma_hold(d);
       first_half(c, d);
-      issue_scores<kFp8>(d, sm.k[j % kStages], sm.q, 1);
+      issue(c, d, 1);
       wgmma_wait<0>();
       wgmma_hold(d);
-      release(j);
+      release(c);
       second_half(c, d);
     } else { /* the stage released before both halves' exponentials: the next one lands under them */
-      turn_wait<kFp8, kWg>(); /* the keys, then the turn */
-      issue_scores<kFp8>(d, sm.k[j % kStages], sm.q, 0);
-      turn_pass<kFp8, kWg>();
-      wgmma_wait<0>();
-      wgmma_hold(d);
-      release(j);
+      release(c);
       if (!masked(c) && score_tile_unmasked(sum, ref, d, sm.row_last, stage_key0(c * kStageKeys), scale_log2)) {
         store(c);
       } else {
@@ -508,40 +421,16 @@ __device__ __forceinline__ void score_item(SelShared<kFp8> &sh, const CUtensorMa
       }
     }
   }
-  for (int j = n; j < turns; j++) { /* the longer unit's turns, with no product */
-    turn_wait<kFp8, kWg>();
-    turn_pass<kFp8, kWg>();
-  }
-  if (kWg == 0) turn_wait<kFp8, 0>(); /* warpgroup 1's last pass */
-  write_warp_max(a, sg, l_max, u.part, u.whole);
-}
-
-template <bool kFp8>
-__global__ void __launch_bounds__(SelPrec<kFp8>::threads, SelPrec<kFp8>::ctas_per_sm)
-    select_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_kbar,
-                       const SelectArgs a, QSource q_source, int items, int split) {
-#if FP2_SM90_DEVICE
-  __builtin_assume(threadIdx.x < SelPrec<kFp8>::threads);
-  extern __shared__ __align__(1024) unsigned char smem_raw[];
-  SelShared<kFp8> &sh = *reinterpret_cast<SelShared<kFp8> *>(align_1024(smem_raw));
-  if (SelPrec<kFp8>::warpgroups == 1 || threadIdx.x < kSelThreads)
-    score_item<kFp8, 0>(sh, tm_q, tm_kbar, a, q_source, items, split);
-  else
-    score_item<kFp8, 1>(sh, tm_q, tm_kbar, a, q_source, items, split);
+  write_warp_max(a, sg, l_max);
 #else
   __trap(); /* launched only on sm_90 (checked by the host) */
 #endif
 }
 
 template <bool kFp8>
-fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int sms, int smem_max, cudaStream_t stream) {
-  using Prec = SelPrec<kFp8>;
-  constexpr int elem = Prec::elem;
-  const int items = plan->total_tiles * a.p.hkv; /* as select_grid's */
-  /* BF16 halves the heaviest items, one per SM (select_unit), where the launch holds at least
-     two waves of warpgroups. */
-  const int split = !kFp8 && items >= 2 * Prec::warpgroups * Prec::ctas_per_sm * sms ? sms : 0;
-  const size_t smem = 1024 /* alignment slack */ + sizeof(SelShared<kFp8>);
+fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int smem_max, cudaStream_t stream) {
+  constexpr int elem = SelPrec<kFp8>::elem;
+  const size_t smem = 1024 /* alignment slack */ + sizeof(SelSmem<kFp8>);
   if (smem > (size_t)smem_max)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_select: the sm90 kernel needs %zu bytes of shared memory (%d here)",
                     smem, smem_max);
@@ -563,19 +452,19 @@ fp2_status launch(const SelectArgs &a, const fp2_plan *plan, int sms, int smem_m
                                                      cudaFuncAttributePreferredSharedMemoryCarveout,
                                                      cudaSharedmemCarveoutMaxShared));
   FP2_CUDA("fp2_select (sm90): score and select",
-           launch_dependent(select_sm90_kernel<kFp8>, dim3((unsigned)fp2_cdiv(items + split, Prec::warpgroups)),
-                            Prec::threads, smem, stream, tm_q, tm_kbar, a, q_source, items, split));
+           launch_dependent(select_sm90_kernel<kFp8>, select_grid(a, plan->total_tiles), kSelThreads, smem, stream,
+                            tm_q, tm_kbar, a, q_source));
   return FP2_OK;
 }
 
 }  // namespace
 
 fp2_status select_sm90(const SelectArgs &a, const fp2_plan *plan, cudaStream_t stream) {
-  int sms = 0, smem_max = 0;
-  const fp2_status st = fp2_sm90_device(&a.p, "fp2_select", &sms, &smem_max);
+  int smem_max = 0;
+  const fp2_status st = fp2_sm90_device(&a.p, "fp2_select", nullptr, &smem_max);
   if (st != FP2_OK) return st;
-  return a.p.dtype == FP2_FP8 ? launch<true>(a, plan, sms, smem_max, stream)
-                              : launch<false>(a, plan, sms, smem_max, stream);
+  return a.p.dtype == FP2_FP8 ? launch<true>(a, plan, smem_max, stream)
+                              : launch<false>(a, plan, smem_max, stream);
 }
 
 }  // namespace fp2

@@ -4,8 +4,7 @@
    warp's largest energy), after which select_csr.cu thresholds and builds the CSR.
    Energies are kept as log2 values, L_J = log2(sum of exp2(s - m)) + m for the block's own
    reference m: a block is kept when L_J >= max L + log2(alpha), i.e. E_J >= alpha * max E,
-   with no rescaling pass and no per-block maxima to keep. Both kernels score a segment with
-   4 warps (a warpgroup). */
+   with no rescaling pass and no per-block maxima to keep. Both kernels run 4 warps. */
 #ifndef FP2_SELECT_TILE_CUH
 #define FP2_SELECT_TILE_CUH
 
@@ -18,9 +17,6 @@ namespace fp2 {
 
 constexpr int kSelWarps = 4;
 constexpr int kSelThreads = kSelWarps * 32;
-/* The parts a segment's scoring may be cut into, each on a warpgroup of its own (BF16's sm90
-   kernel halves some, select_sm90.cu), each with its warps' entries of warp_max. */
-constexpr int kSelParts = 2;
 
 struct SelectArgs {
   fp2_params p;
@@ -30,7 +26,7 @@ struct SelectArgs {
   uint8_t *q8; /* FP8 on the sm90 kernel: q is bf16 Q, converted into these codes; else NULL */
   const float *scales;
   int *scratch, *counts;
-  float *warp_max; /* [nseg][kSelParts][kSelWarps]: each scoring warp's largest log2 energy */
+  float *warp_max; /* [nseg][kSelWarps]: each warp's largest log2 energy */
   fp2_divider group; /* g = hq / hkv: packed rows to positions */
   fp2_divider heads; /* hkv: a CTA's index to its tile and KV head */
 };
@@ -68,29 +64,20 @@ __device__ __forceinline__ SelectSegment segment_of(const SelectArgs &a, const f
 /* The scoring grid: tiles x KV heads in one dimension (select_segment). */
 inline dim3 select_grid(const SelectArgs &a, int total_tiles) { return dim3((unsigned)total_tiles * a.p.hkv); }
 
-/* A thread's index in its warpgroup: the warpgroup scores a segment (BF16's sm90 kernel runs
-   two a CTA, each on its own; the others one). */
-__device__ __forceinline__ int sel_thread() { return threadIdx.x % kSelThreads; }
-
-/* Scoring item i's segment: the items in reverse order are tiles from the last (they score
-   the most blocks, so they go first), the hkv KV heads of a tile side by side, so that
-   together they read each of its positions' rows of Q whole (hq x D values, contiguous): a
-   DRAM page is opened once, not once per head at other times. */
-__device__ __forceinline__ SelectSegment select_item(const SelectArgs &a, const fp2_params &p, int i) {
-  const int gt = fp2_div(a.heads, i), s = a.tile_seq[gt];
-  return segment_of(a, p, s, i - gt * a.heads.d, gt - a.cu_tiles[s]);
-}
-
-/* The segment of a CTA of one warpgroup: item gridDim.x - 1 - blockIdx.x. */
+/* The segment of a scoring CTA: tiles from the last (they score the most blocks, so they go
+   first), the hkv KV heads of a tile side by side, so that together they read each of its
+   positions' rows of Q whole (hq x D values, contiguous): a DRAM page is opened once, not
+   once per head at other times. */
 __device__ __forceinline__ SelectSegment select_segment(const SelectArgs &a, const fp2_params &p) {
-  return select_item(a, p, gridDim.x - 1 - blockIdx.x);
+  const int i = gridDim.x - 1 - blockIdx.x, gt = fp2_div(a.heads, i), s = a.tile_seq[gt];
+  return segment_of(a, p, s, i - gt * a.heads.d, gt - a.cu_tiles[s]);
 }
 
 /* row_last[r]: the last block row r counts (blocks J < nscored with J * B <= its position);
    -1 for rows past the tile. */
 __device__ __forceinline__ void fill_row_last(const SelectArgs &a, const fp2_params &p, const SelectSegment &sg,
                                               int *row_last) {
-  for (int r = sel_thread(); r < kTileRows; r += kSelThreads)
+  for (int r = threadIdx.x; r < kTileRows; r += kSelThreads)
     row_last[r] = r < sg.nrows ? min(sg.tl.nscored - 1, (sg.offset + fp2_div(a.group, sg.tl.row_begin + r)) / p.block)
                                : -1;
 }
@@ -105,17 +92,12 @@ __device__ __forceinline__ int select_full_end(const SelectSegment &sg) {
 __device__ __forceinline__ float log2_energy(float sum, float ref) { return lg2_approx(sum) + ref; }
 
 /* The end of a segment's scoring: each warp's largest log2 energy (of l_max over its lanes,
-   -inf where none) to the segment's entries of warp_max for part `part`, and -inf to the
-   other part's where the warpgroup scored the whole segment (whole), from which the CSR pass
+   -inf where none) to the segment's kSelWarps entries of warp_max, from which the CSR pass
    (select_csr.cu) takes the threshold. No barrier, no read of the scratch: that pass runs
    apart, in light CTAs. */
-__device__ __forceinline__ void write_warp_max(const SelectArgs &a, const SelectSegment &sg, float l_max,
-                                               int part = 0, bool whole = true) {
+__device__ __forceinline__ void write_warp_max(const SelectArgs &a, const SelectSegment &sg, float l_max) {
   for (int o = 16; o > 0; o >>= 1) l_max = fmaxf(l_max, __shfl_xor_sync(0xffffffffu, l_max, o));
-  float *entries = a.warp_max + sg.seg * kSelParts * kSelWarps + sel_thread() / 32;
-  if (sel_thread() % 32 != 0) return;
-  entries[part * kSelWarps] = l_max;
-  if (whole) entries[(1 - part) * kSelWarps] = -INFINITY;
+  if (threadIdx.x % 32 == 0) a.warp_max[sg.seg * kSelWarps + threadIdx.x / 32] = l_max;
 }
 
 /* The wgmma scoring kernel (select_sm90.cu) on a, or FP2_ERR_UNSUPPORTED for a shape or GPU
