@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran once, 2026-12-05, on an H100 (w/: its logs and JSONs; kernels/NOTES.md, "Call 5", what it found).
 # Call 5 (2026-12-05): the planned calls 4 (v17 timed against N) and 2 (the winner's records)
 # in one, neither of which ran (every start of that day was refused; their scripts are in the
 # history). HEAD = main with select v17 and v18 (both patches applied and committed first:
