@@ -78,7 +78,6 @@ struct SelSmem {
   unsigned char k[SelPrec<kFp8>::stages][SelPrec<kFp8>::stage_bytes];
   uint64_t full[SelPrec<kFp8>::stages];
   uint64_t q_full;
-  int released; /* warp releases of stages so far (release in the kernel) */
   int row_last[kTileRows];
 };
 
@@ -338,7 +337,6 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     for (int st = 0; st < kStages; st++) mbarrier_init(&sm.full[st], 1);
     mbarrier_init(&sm.q_full, 1);
     fence_mbarrier_init();
-    sm.released = 0;
     if (q_source == kQByTma) { /* rows past the sequence read the next one's: every score of theirs is masked */
       mbarrier_arrive_expect_tx(&sm.q_full, Prec::halves * kHalfBytes);
       for (int hf = 0; hf < Prec::halves; hf++)
@@ -374,24 +372,9 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     if (h == 0) mbarrier_wait(&sm.full[c % kStages], (c / kStages) & 1);
     issue_scores<kFp8>(d, sm.k[c % kStages], sm.q, h);
   };
-  /* This warp's products of stage c have completed. BF16: the last of the warpgroup's warps to
-     say so refills the stage, and the others go on to their exponentials without waiting for
-     it. FP8 waits for all (at 64 registers the count would spill). */
-  auto release = [&](int c) {
-    constexpr int kWarps = kSelThreads / 32;
-    if constexpr (kFp8) {
-      __syncthreads();
-      if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
-      return;
-    }
-    __syncwarp();
-    if (threadIdx.x % 32 == 0) {
-      __threadfence_block(); /* this warp's reads of the stage, before the count */
-      if (atomicAdd(&sm.released, 1) % kWarps == kWarps - 1 && c + kStages < n) {
-        __threadfence_block(); /* every warp's reads, before the refill */
-        load_keys(c + kStages);
-      }
-    }
+  auto release = [&](int c) { /* every warp's products of stage c have completed */
+    __syncthreads();
+    if (threadIdx.x == 0 && c + kStages < n) load_keys(c + kStages);
   };
   /* Only a stage with a scored key that some row does not count needs the mask: where every
      row counts every scored block (a full tile inside one block, as every full tile is for
