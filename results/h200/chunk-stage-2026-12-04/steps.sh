@@ -12,6 +12,15 @@ step() { local name=$1 cap=$2; shift 2; local t0=$SECONDS l=$(( deadline - (SECO
   [ $l -gt $cap ] && l=$cap; [ $l -lt 1 ] && l=1
   timeout "$l" "$@" > "$W/$name.log" 2>&1; local rc=$?
   echo "$name rc=$rc $((SECONDS - t0))s (at $((SECONDS - start))s)" | tee -a $W/steps.txt; return $rc; }
+# HEAD's GPU tests, then its checks with hkv odd (12:3 at 13K+77) and g = 3 (24:8 at 16K); $H is
+# HEAD's build and $W/res the folder of its records.
+H=.carry/d4/HEAD
+mkdir -p $W/res
+head_checks() {
+  for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-HEAD 40 $H/$t; done
+  step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
+  step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+}
 # The table printed last: the steps, the verdict lines of the checks and sanitizers, the
 # chunked runs (summary.py) and ncu's rows; then $W packed for the fetch.
 finish() {

@@ -12,11 +12,7 @@
 # halved items, racecheck of the named barriers, memcheck of the pooled cache; ncu of the
 # one-pass select at 128K for N and HEAD (tensor pipe, XU, registers).
 source results/h200/chunk-stage-2026-12-04/steps.sh
-mkdir -p $W/res
-H=.carry/d4/HEAD
-for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-HEAD 40 $H/$t; done
-step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
-step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+head_checks
 for v in N LV; do
   step chunked-$v-$SECONDS 45 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-$v-$SECONDS.json
 done

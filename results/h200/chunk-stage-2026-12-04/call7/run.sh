@@ -7,11 +7,7 @@
 # racecheck of the release, ncu (the one-pass select of both; HEAD's warp states at chunk 8 as
 # call 6's), HEAD's records, and gpu_check.sh with what time is left.
 source results/h200/chunk-stage-2026-12-04/steps.sh
-mkdir -p $W/res
-H=.carry/d4/HEAD
-for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-HEAD 40 $H/$t; done
-step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
-step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+head_checks
 for v in N HEAD N HEAD; do
   step chunked-$v-$SECONDS 45 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-$v-$SECONDS.json
 done
