@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ran once, 2026-12-05, on an H100 (w/: its logs; kernels/NOTES.md, "Call 6", what it found).
-# Call 6 (2026-12-05): where main's select spends its time in a chunk. ncu's warp states and
-# the stall reasons by instruction (SourceCounters) of the select at chunk 8 of 72K in 8K
+# Call 6 (2026-12-05): where main's select spends its time in a chunk. ncu's warp states (the
+# stall reasons, in the raw page) and SourceCounters (its summary only) of the select at chunk 8 of 72K in 8K
 # chunks (8K queries, 64K keys before them; the launch count as call 4 had it: the one pass
 # takes select launches 0-2, chunk c 3 + 6c to 8 + 6c, so skip 52 is chunk 8's), build N
 # (main's select, 3a44014; ../build.sh). Carry as call 5's.
