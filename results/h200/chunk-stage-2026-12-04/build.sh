@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the variants that call 5 times and the build whose records it writes into .carry/d4/NAME
+# Builds the variants that calls 5 and 7 timed and the builds whose records they wrote into .carry/d4/NAME
 # (each in a git worktree of its commit, with its patches applied: a patched build's
 # provenance names the commit, dirty) and packs them for `run`'s carry:
 #   carry [".carry/d4/variants.tar.xz", ".carry/libcjson.so.1"]
@@ -8,14 +8,12 @@
 #   tensor cores);
 # - LW: LV with v18.patch (select v18: the heaviest items halved, one per SM, so that a
 #   chunk's waves of equal items load Q half an item apart);
-# - HEAD: main as it stands. For call 5, main first takes both patches as a commit of its own
-#   (`git apply v17.patch v18.patch`, as c5fb0e1 did; reverted by 5 December's third session,
-#   whose device starts were all refused), so that HEAD is LW's code with a landed commit's
-#   provenance for the records; that commit is reverted again if call 5 finds it wrong or
-#   slower.
+# - HEAD: main as it stands, built from its commit. Call 5's HEAD was d488403 (both patches
+#   applied as a commit of main's, so that its records had a landed commit's provenance),
+#   call 7's 96cbe66 (v19); both lost to N and were reverted (kernels/NOTES.md).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
-# HEAD, what call 5 runs; VARIANTS="LW" builds and packs only LW, and so on.
+# HEAD, what call 5 ran; VARIANTS="N HEAD" (call 7) builds and packs only those, and so on.
 # Run from the repository's root on the build machine (nvcc, cmake, ninja, libcjson-dev).
 set -eu
 here=$PWD/results/h200/chunk-stage-2026-12-04 tmp=${TMPDIR:-/tmp}/fp2-variants

@@ -21,6 +21,15 @@ head_checks() {
   step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
   step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
 }
+# ncu's metrics of a select launch: its pipes, issue, occupancy, registers and time.
+M=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+# ncu of the one-pass select at 128K in BF16 for each build named.
+ncu_one_pass() {
+  for v in "$@"; do
+    step ncu-$v 35 ncu --clock-control none --csv --page raw -k regex:select_sm90_kernel --launch-count 1 --metrics $M \
+      .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
+  done
+}
 # The table printed last: the steps, the verdict lines of the checks and sanitizers, the
 # chunked runs (summary.py) and ncu's rows; then $W packed for the fetch.
 finish() {

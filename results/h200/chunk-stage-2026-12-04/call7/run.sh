@@ -13,11 +13,7 @@ for v in N HEAD N HEAD; do
 done
 step synccheck-HEAD 50 compute-sanitizer --tool synccheck --error-exitcode 9 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 12k+77 --rows 64
 step racecheck-HEAD 50 compute-sanitizer --tool racecheck --error-exitcode 9 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 2k+77 --rows 256
-M=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
-for v in N HEAD; do
-  step ncu-$v 35 ncu --clock-control none --csv --page raw -k regex:select_sm90_kernel --launch-count 1 --metrics $M \
-    .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
-done
+ncu_one_pass N HEAD
 step ncu-chunk8-HEAD 40 ncu --clock-control none --csv --page raw --section WarpStateStats -k regex:select_sm90_kernel \
   --launch-skip 52 --launch-count 1 --metrics $M $H/fp2bench chunked --backend gpu --len 72k --chunk 8k --trials 1
 step chunked-128k 70 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
