@@ -12,12 +12,16 @@
    log|B_J|, through the same online softmax. The dense pass is this kernel with the full
    causal index.
 
+   K and V (BF16) may come in pages (fp2_kv_pages): each key row is then found through the
+   page table as it is staged.
+
    BF16: P rounded to bf16 for the PV product, row sums from the unrounded P. FP8: operands
    are e4m3 codes (exact in bf16), logits dequantised by sq*sk, P scaled by 2^8 and rounded
    to e4m3 before PV, the offset and sv removed in the final normalisation. Output bf16. */
 #include "attend_sm90.h"
 #include "cuda_check.h"
 #include "online_softmax.cuh"
+#include "page_row.cuh"
 #include "tile_mma.cuh"
 
 namespace fp2 {
@@ -28,6 +32,8 @@ struct AttendArgs {
   int total_blocks;
   const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *tile_seq;
   const void *q, *k, *v, *kbar, *vbar;
+  const int *page_table;     /* BF16 in pages (fp2_kv_pages); NULL: contiguous */
+  int max_pages, page_shift; /* page_size = 1 << page_shift */
   const float *scales;
   const int *offsets, *indices;
   __nv_bfloat16 *o;
@@ -62,8 +68,11 @@ __global__ void __launch_bounds__(kThreads, 1) attend_kernel(AttendArgs a) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char *qb = static_cast<const char *>(a.q);
   const size_t kv_row = (size_t)p.hkv * p.dim * elem; /* bytes between consecutive keys */
-  const char *kb = static_cast<const char *>(a.k) + ((size_t)a.cu_k[s] * p.hkv + h) * p.dim * elem;
-  const char *vb = static_cast<const char *>(a.v) + ((size_t)a.cu_k[s] * p.hkv + h) * p.dim * elem;
+  const char *kb = static_cast<const char *>(a.k) + (size_t)h * p.dim * elem;
+  const char *vb = static_cast<const char *>(a.v) + (size_t)h * p.dim * elem;
+  const int *pages = a.page_table ? a.page_table + (size_t)s * a.max_pages : nullptr;
+  /* Key t of the sequence: its row of K and V, contiguous or through its pages. */
+  auto key_row = [&](int t) -> size_t { return pages ? page_row(pages, a.page_shift, t) : (size_t)a.cu_k[s] + t; };
   const size_t pooled_base = ((size_t)h * a.total_blocks + a.cu_blocks[s]) * p.dim * elem;
   const char *kbarb = static_cast<const char *>(a.kbar) + pooled_base;
   const char *vbarb = static_cast<const char *>(a.vbar) + pooled_base;
@@ -114,8 +123,12 @@ __global__ void __launch_bounds__(kThreads, 1) attend_kernel(AttendArgs a) {
       stage_rows<D, kFp8>(kt, kKeyRows, krow, a.kbar);
       stage_rows<D, kFp8>(vt, kKeyRows, vrow, a.vbar);
     } else {
-      auto krow = [&](int r) -> const void * { return it.first + r < lk ? kb + (size_t)(it.first + r) * kv_row : nullptr; };
-      auto vrow = [&](int r) -> const void * { return it.first + r < lk ? vb + (size_t)(it.first + r) * kv_row : nullptr; };
+      auto krow = [&](int r) -> const void * {
+        return it.first + r < lk ? kb + key_row(it.first + r) * kv_row : nullptr;
+      };
+      auto vrow = [&](int r) -> const void * {
+        return it.first + r < lk ? vb + key_row(it.first + r) * kv_row : nullptr;
+      };
       stage_rows<D, kFp8>(kt, kKeyRows, krow, a.k);
       stage_rows<D, kFp8>(vt, kKeyRows, vrow, a.v);
     }
@@ -201,15 +214,19 @@ extern "C" size_t fp2_attend_workspace_bytes(const fp2_params *p, const fp2_plan
   return p->kernel == FP2_KERNEL_SM90 ? fp2_attend_sm90_workspace_bytes(p, plan) : 0;
 }
 
-extern "C" fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k,
-                                 const void *v, const void *kbar, const void *vbar, const float *scales,
+extern "C" fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
+                                 const fp2_kv_pages *pages, const void *kbar, const void *vbar, const float *scales,
                                  const int *offsets, const int *indices, void *o, void *workspace,
                                  size_t workspace_bytes, cudaStream_t stream) {
   using namespace fp2;
   if (!v && !(p->kernel == FP2_KERNEL_SM90 && p->dtype == FP2_FP8))
     return fp2_fail(FP2_ERR_ARG, "fp2_attend: v is required (it may be NULL only for FP8 on the sm90 kernel)");
+  if (p->dtype == FP2_FP8 && pages)
+    return fp2_fail(FP2_ERR_ARG, "fp2_attend: FP8 reads the pool's contiguous codes, not pages");
+  fp2_status st;
+  if (p->dtype == FP2_BF16 && (st = fp2_check_pages(p, pages)) != FP2_OK) return st;
   if (p->kernel == FP2_KERNEL_SM90)
-    return fp2_attend_sm90(p, plan, q, k, v, kbar, vbar, scales, offsets, indices, o, workspace, workspace_bytes,
+    return fp2_attend_sm90(p, plan, q, k, v, pages, kbar, vbar, scales, offsets, indices, o, workspace, workspace_bytes,
                            stream);
   if (p->qtile != kTileRows)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the gpu kernels take --qtile %d (got %d)", kTileRows, p->qtile);
@@ -218,8 +235,25 @@ extern "C" fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, cons
   if (p->dtype == FP2_FP8 && !scales) return fp2_fail(FP2_ERR_ARG, "fp2_attend: FP8 needs the scales");
   if ((plan->max_blocks + kKeyRows - 1) / kKeyRows > 1024)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: sequences above %d key blocks", 1024 * kKeyRows);
-  AttendArgs a = {*p, plan->total_blocks, plan->cu_q, plan->cu_k, plan->cu_tiles, plan->cu_blocks, plan->tile_seq,
-                  q,  k,  v,  kbar, vbar, scales, offsets, indices, static_cast<__nv_bfloat16 *>(o)};
+  AttendArgs a = {*p,
+                  plan->total_blocks,
+                  plan->cu_q,
+                  plan->cu_k,
+                  plan->cu_tiles,
+                  plan->cu_blocks,
+                  plan->tile_seq,
+                  q,
+                  k,
+                  v,
+                  kbar,
+                  vbar,
+                  pages ? pages->table : nullptr,
+                  pages ? pages->max_pages : 0,
+                  pages ? page_shift(p->page_size) : 0,
+                  scales,
+                  offsets,
+                  indices,
+                  static_cast<__nv_bfloat16 *>(o)};
   if (p->dim == 128) return p->dtype == FP2_FP8 ? launch<128, true>(a, plan->total_tiles, plan->max_blocks, stream)
                                                  : launch<128, false>(a, plan->total_tiles, plan->max_blocks, stream);
   if (p->dim == 64) return p->dtype == FP2_FP8 ? launch<64, true>(a, plan->total_tiles, plan->max_blocks, stream)

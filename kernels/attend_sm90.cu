@@ -14,7 +14,10 @@
    phases run on across units. V rows past the sequence's own data are zeroed by warp 0
    before the consumers see them (a NaN next door would survive P = 0). When g does not
    divide 128 a tile starts inside a position's heads, which no TMA box describes: then each
-   consumer loads its own half of Q by cp.async. Warpgroups 1 and 2 are consumers of 64 rows
+   consumer loads its own half of Q by cp.async. BF16 K and V may come in pages
+   (fp2_kv_pages): a K or V tile is then one box a page of at most 128 keys, issued by as many
+   lanes of warp 0 (a kernel of its own, kPaged, so that the contiguous one is unchanged; its
+   producer spills 4 bytes under its 40 registers). Warpgroups 1 and 2 are consumers of 64 rows
    each: S = Q K^T by wgmma from shared memory (both K-major), the online softmax in
    registers, O += P V by wgmma with P from registers and V read MN-major (transposed by the
    tensor core). Each consumer issues S(i) and PV(i-1) together and runs the softmax of i
@@ -39,6 +42,7 @@
 
 #include "cuda_check.h"
 #include "online_softmax.cuh"
+#include "page_row.cuh"
 #include "sm90_device.h"
 #include "sm90_shape.h"
 #include "sm90_tile.cuh"
@@ -85,6 +89,8 @@ struct Sm90Args {
   const int *cu_q, *cu_k, *cu_tiles, *cu_blocks, *cu_chunks, *tile_seq;
   const int *offsets, *indices;
   const unsigned char *q; /* [total_q, hq, 128] bf16 or e4m3, read directly when not by TMA */
+  const int *page_table;  /* BF16 K and V in pages (fp2_kv_pages); NULL: contiguous */
+  int max_pages, page_shift; /* page_size = 1 << page_shift */
   const float *scales;    /* FP8: the dequantisation scales of q, k, v */
   __nv_bfloat16 *o;
 };
@@ -235,7 +241,26 @@ __device__ void tma_tile(unsigned char *tile, const CUtensorMap *map, int rank, 
   }
 }
 
-/* Producer (warp 0, lane 0 issuing): per unit, Q once the previous unit's products are done
+/* A BF16 key tile of sequence rows first .. first + 127 from pages (call from the whole warp),
+   completing on bar: one box of min(page size, 128) rows a page, lane b issuing box b's two
+   halves. A box starts on a multiple of 16 rows, 2 KB, so that the 128-byte swizzle of its
+   rows is the one a whole tile's box gives them. Only the boxes that hold keys of the
+   sequence (valid of them) are read: the table names no page past them. Their rows stay as
+   the stage had them, masked in S like the keys past the sequence in a box, and zeroed in V
+   by the caller. */
+__device__ void paged_tile(unsigned char *tile, const CUtensorMap *map, const int *pages, int shift, int h, int first,
+                           int valid, int lane, uint64_t *bar) {
+  const int box = min(1 << shift, kKeys), boxes = min(kKeys / box, fp2_cdiv(valid, box));
+  if (lane == 0) mbarrier_arrive_expect_tx(bar, boxes * box * 128 * 2); /* 128 bytes a row in each half */
+  __syncwarp();                                                         /* the expected bytes before any box's */
+  if (lane < boxes) {
+    const int row = (int)page_row(pages, shift, first + lane * box);
+    tma_load_3d(tile + lane * box * 128, map, 0, h, row, bar);
+    tma_load_3d(tile + kHalfBytes + lane * box * 128, map, 64, h, row, bar);
+  }
+}
+
+/* Producer (warp 0; lane 0 issues, or from pages a lane a box): per unit, Q once the previous unit's products are done
    with the old one, then K and V of every item into the stages; `n` counts items over all
    units. FP8 reads V and its means transposed (2-D maps: head dims as rows, each sequence's
    keys from column 128 cu_blocks[s], its means from 128 cu_chunks[s]). BF16: the rows of an
@@ -243,8 +268,9 @@ __device__ void tma_tile(unsigned char *tile, const CUtensorMap *map, int rank, 
    fully visible blocks) are another sequence's or head's, masked in S but not in P V, where
    0 * NaN is NaN: for such an item the warp waits for its V tile, zeroes those rows and then
    releases it to the consumers itself. (FP8 needs none of it: the transposed values are
-   zero past each sequence, and a NaN would have spoiled the shared scales anyway.) */
-template <bool kFp8>
+   zero past each sequence, and a NaN would have spoiled the shared scales anyway.) BF16 K
+   and V in pages come a box a page (paged_tile). */
+template <bool kFp8, bool kPaged>
 __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm_q, const CUtensorMap *tm_k,
                         const CUtensorMap *tm_v, const CUtensorMap *tm_kbar, const CUtensorMap *tm_vbar) {
   constexpr int kStages = Prec<kFp8>::stages;
@@ -261,6 +287,7 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
       if (lane == 0) tma_tile<kFp8>(sm.q, tm_q, 3, 0, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &ctl.q_full);
     }
     const int k_row = a.cu_k[u.s], pooled_row = u.h * a.total_blocks + a.cu_blocks[u.s];
+    const int *pages = kPaged ? a.page_table + (size_t)u.s * a.max_pages : nullptr;
     const int vt_col = kKeys * (kFp8 ? a.cu_blocks[u.s] : 0), vbart_col = kKeys * (kFp8 ? a.cu_chunks[u.s] : 0);
     for (int i = 0; i < it.n; i++, n++) {
       const int st = n % kStages;
@@ -268,30 +295,34 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
       const bool pooled = it.pooled(i);
       const int first = (pooled ? it.chunk(i) : it.key_block(i)) * kKeys;
       const int valid = (pooled ? geom.tl.nfull : geom.lk) - first; /* rows of this sequence's data */
-      /* Where the item's K and V tiles start in their maps. */
+      /* The item's K and V tiles from their maps (call from the whole warp). */
       auto load_k = [&](uint64_t *bar) {
-        if (pooled)
+        if (kPaged && !pooled)
+          paged_tile(sm.k[st], tm_k, pages, a.page_shift, u.h, first, valid, lane, bar);
+        else if (lane == 0 && pooled)
           tma_tile<kFp8>(sm.k[st], tm_kbar, 2, 0, pooled_row + first, 0, bar);
-        else
+        else if (lane == 0)
           tma_tile<kFp8>(sm.k[st], tm_k, 3, 0, u.h, k_row + first, bar);
       };
       auto load_v = [&](uint64_t *bar) {
-        if (kFp8)
+        if (kPaged && !pooled)
+          paged_tile(sm.v[st], tm_v, pages, a.page_shift, u.h, first, valid, lane, bar);
+        else if (lane == 0 && kFp8)
           tma_tile<kFp8>(sm.v[st], pooled ? tm_vbar : tm_v, 2, (pooled ? vbart_col : vt_col) + first, u.h * kD, 0,
                          bar);
-        else if (pooled)
+        else if (lane == 0 && pooled)
           tma_tile<kFp8>(sm.v[st], tm_vbar, 2, 0, pooled_row + first, 0, bar);
-        else
+        else if (lane == 0)
           tma_tile<kFp8>(sm.v[st], tm_v, 3, 0, u.h, k_row + first, bar);
       };
       mbarrier_wait(&ctl.k_empty[st], phase ^ 1);
-      if (lane == 0) load_k(&ctl.k_full[st]);
+      load_k(&ctl.k_full[st]);
       mbarrier_wait(&ctl.v_empty[st], phase ^ 1);
       if (kFp8 || valid >= kKeys) {
-        if (lane == 0) load_v(&ctl.v_full[st]);
+        load_v(&ctl.v_full[st]);
         continue;
       }
-      if (lane == 0) load_v(&ctl.v_tail);
+      load_v(&ctl.v_tail);
       mbarrier_wait(&ctl.v_tail, tails++ & 1);
       zero_tile_rows(sm.v[st], valid, lane);
       fence_proxy_async_shared(); /* the zeros, to wgmma */
@@ -468,11 +499,12 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
   }
 }
 
-template <bool kFp8>
+template <bool kFp8, bool kPaged>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     attend_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_kbar,
                        const __grid_constant__ CUtensorMap tm_vbar, const Sm90Args a) {
+  static_assert(!(kFp8 && kPaged), "FP8 reads the pool's contiguous codes");
 #if FP2_SM90_DEVICE
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   /* The swizzle atoms must start on 1024-byte boundaries; the launch adds the slack. */
@@ -507,7 +539,7 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
       prefetch_tensormap(&tm_k);
       prefetch_tensormap(&tm_v);
     }
-    produce<kFp8>(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
+    produce<kFp8, kPaged>(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
     return;
   }
   setmaxnreg_inc<kConsumerRegs>();
@@ -519,22 +551,27 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
 #endif
 }
 
-/* The five maps and the launch, for one precision; vt: FP8's transposed values. */
-template <bool kFp8>
+/* The five maps and the launch, for one precision; vt: FP8's transposed values; pages: BF16's
+   K and V in pages (boxes of a page's rows, 128 at most), else NULL. */
+template <bool kFp8, bool kPaged>
 fp2_status launch(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
-                  const void *kbar, const void *vbar, Sm90Args a, int sms, int smem_max, cudaStream_t stream) {
+                  const fp2_kv_pages *pages, const void *kbar, const void *vbar, Sm90Args a, int sms, int smem_max,
+                  cudaStream_t stream) {
   constexpr int elem = Prec<kFp8>::elem, inner = 128 / elem; /* elements per 128-byte box row */
   const size_t smem = 1024 /* alignment slack */ + sizeof(Smem<kFp8>) + 2 * plan_bytes(a.max_chunks);
   if (smem > (size_t)smem_max)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_attend: the sm90 kernel needs %zu bytes of shared memory (%d here)",
                     smem, smem_max);
-  /* Q and O [total_q, hq, 128]; K, V [total_k, hkv, 128]; pooled [hkv * total_blocks, 128];
-     FP8's transposed V [hkv * 128, 128 * total_blocks] and means [hkv * 128, 128 * total_chunks]. */
+  /* Q and O [total_q, hq, 128]; K, V [total_k, hkv, 128] (in pages [num_pages * page_size, hkv,
+     128]); pooled [hkv * total_blocks, 128]; FP8's transposed V [hkv * 128, 128 * total_blocks]
+     and means [hkv * 128, 128 * total_chunks]. */
   CUtensorMap tm_q, tm_k, tm_v, tm_kbar, tm_vbar;
   const cuuint64_t row = kD * elem;
-  const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, (cuuint64_t)plan->total_k};
+  const cuuint64_t kv_rows = pages ? (cuuint64_t)pages->num_pages * p->page_size : (cuuint64_t)plan->total_k;
+  const cuuint64_t kv_dims[3] = {kD, (cuuint64_t)p->hkv, kv_rows};
   const cuuint64_t kv_strides[2] = {row, row * p->hkv};
-  const cuuint32_t kv_box[3] = {(cuuint32_t)inner, 1, kKeys};
+  const cuuint32_t kv_box[3] = {(cuuint32_t)inner, 1,
+                                (cuuint32_t)(pages && p->page_size < kKeys ? p->page_size : kKeys)};
   const cuuint64_t pooled_dims[2] = {kD, (cuuint64_t)p->hkv * plan->total_blocks};
   const cuuint64_t pooled_strides[1] = {row};
   const cuuint32_t pooled_box[2] = {(cuuint32_t)inner, kKeys};
@@ -559,14 +596,14 @@ fp2_status launch(const fp2_params *p, const fp2_plan *plan, const void *q, cons
     if ((st = fp2_tensor_map_sw128(&tm_vbar, elem, vbar, 2, pooled_dims, pooled_strides, pooled_box)) != FP2_OK)
       return st;
   }
-  FP2_CUDA("fp2_attend (sm90)",
-           cudaFuncSetAttribute(attend_sm90_kernel<kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  FP2_CUDA("fp2_attend (sm90)", cudaFuncSetAttribute(attend_sm90_kernel<kFp8, kPaged>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   void *next_unit = nullptr;
   FP2_CUDA("fp2_attend (sm90)", cudaGetSymbolAddress(&next_unit, g_next_unit));
   FP2_CUDA("fp2_attend (sm90)", cudaMemsetAsync(next_unit, 0, sizeof(int), stream));
   /* One CTA per SM (a persistent grid), fewer when there are fewer units. */
-  attend_sm90_kernel<kFp8><<<a.units < sms ? a.units : sms, kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar,
-                                                                                         tm_vbar, a);
+  const int ctas = a.units < sms ? a.units : sms;
+  attend_sm90_kernel<kFp8, kPaged><<<ctas, kSm90Threads, smem, stream>>>(tm_q, tm_k, tm_v, tm_kbar, tm_vbar, a);
   FP2_LAUNCHED("fp2_attend (sm90)");
   return FP2_OK;
 }
@@ -579,8 +616,8 @@ size_t fp2_attend_sm90_workspace_bytes(const fp2_params *p, const fp2_plan *plan
 }
 
 fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
-                           const void *kbar, const void *vbar, const float *scales, const int *offsets,
-                           const int *indices, void *o, void *workspace, size_t workspace_bytes,
+                           const fp2_kv_pages *pages, const void *kbar, const void *vbar, const float *scales,
+                           const int *offsets, const int *indices, void *o, void *workspace, size_t workspace_bytes,
                            cudaStream_t stream) {
   using namespace fp2;
   const int fp8 = p->dtype == FP2_FP8;
@@ -606,11 +643,16 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
                       offsets,
                       indices,
                       static_cast<const unsigned char *>(q),
+                      pages ? pages->table : nullptr,
+                      pages ? pages->max_pages : 0,
+                      pages ? page_shift(p->page_size) : 0,
                       scales,
                       static_cast<__nv_bfloat16 *>(o)};
-  if (!fp8) return launch<false>(p, plan, q, k, v, kbar, vbar, a, sms, smem_max, stream);
+  if (!fp8)
+    return pages ? launch<false, true>(p, plan, q, k, v, pages, kbar, vbar, a, sms, smem_max, stream)
+                 : launch<false, false>(p, plan, q, k, v, nullptr, kbar, vbar, a, sms, smem_max, stream);
   /* The values transposed (and zero past each sequence) in the workspace, unless the pool
      has put them there (v NULL), then the kernel. */
   if (v && (st = fp2_transpose_values(p, plan, v, vbar, workspace, stream)) != FP2_OK) return st;
-  return launch<true>(p, plan, q, k, workspace, kbar, nullptr, a, sms, smem_max, stream);
+  return launch<true, false>(p, plan, q, k, workspace, nullptr, kbar, nullptr, a, sms, smem_max, stream);
 }

@@ -9,8 +9,8 @@
 size_t fp2_attend_sm90_workspace_bytes(const fp2_params *p, const fp2_plan *plan);
 
 fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
-                           const void *kbar, const void *vbar, const float *scales, const int *offsets,
-                           const int *indices, void *o, void *workspace, size_t workspace_bytes,
+                           const fp2_kv_pages *pages, const void *kbar, const void *vbar, const float *scales,
+                           const int *offsets, const int *indices, void *o, void *workspace, size_t workspace_bytes,
                            cudaStream_t stream);
 
 #endif

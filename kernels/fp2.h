@@ -155,17 +155,19 @@ fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, cons
 /* K and V as a serving engine's page cache (vLLM's and FlashInfer's NHD layout): bf16 pages
    [num_pages, page_size, hkv, dim], key t of request b at row t % page_size of page
    table[b * max_pages + t / page_size] (page_size: fp2_params). The table must name a page
-   for each of a request's keys; pages it does not name are never read. Only the pool (and
-   FP8's amax) read the pages: the pool writes the attention's operands contiguous as it reads
-   each key once (FP8's codes, or a bf16 copy), so that the later stages are the contiguous
-   path's. */
+   for each of a request's keys; pages it does not name are never read. The pool and the
+   attention read the pages themselves (BF16: the sm90 kernel by one TMA box a page, at most
+   128 keys each); FP8's pool writes the codes contiguous, as it does from contiguous K and V,
+   and the attention reads those. */
 typedef struct fp2_kv_pages {
   const int *table; /* device [batch, max_pages] */
   int max_pages;
+  int num_pages; /* pages that k and v hold: the extent of the sm90 kernel's TMA maps */
 } fp2_kv_pages;
 
-/* FP2_OK where p->page_size is 0 (pages NULL) or a page size the pool takes with a table
-   (pages non-NULL, max_pages >= 1); else FP2_ERR_ARG with the reason. Needs no GPU. */
+/* FP2_OK where p->page_size is 0 (pages NULL) or a page size the kernels take with a table
+   (pages non-NULL, max_pages >= 1, num_pages >= 1 and num_pages * page_size rows within 2^31,
+   the TMA's coordinates); else FP2_ERR_ARG with the reason. Needs no GPU. */
 fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages);
 
 /* Pooled means kept across the chunks of a prefill: the means of a request's full key blocks
@@ -173,19 +175,17 @@ fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages);
    of k_mean and of v_mean is [hkv, dim] f32; key block j of request b lies in row
    table[b * max_blocks + j]. A pass reads the blocks wholly inside a request's first lk - lq
    keys (those before its queries: the earlier chunks, run with this cache, wrote them) and
-   pools the others, writing each full one it pools. BF16 with contiguous K and V only: FP8
-   re-converts the prefix under the chunk's per-tensor scales, and from pages the pool copies
-   every key for the attention, so that both read the whole prefix anyway. */
+   pools the others, writing each full one it pools. BF16 only, K and V contiguous or in pages:
+   FP8 re-converts the prefix under the chunk's per-tensor scales, and so reads it anyway. */
 typedef struct fp2_pooled_cache {
   float *k_mean, *v_mean; /* device [rows, hkv, dim], 16-byte aligned */
   const int *table;       /* device [batch, max_blocks] */
   int max_blocks;         /* at least plan->max_blocks */
 } fp2_pooled_cache;
 
-/* FP2_OK where cache is NULL, or one p, plan and pages allow (above); else FP2_ERR_ARG or
+/* FP2_OK where cache is NULL, or one p and plan allow (above); else FP2_ERR_ARG or
    FP2_ERR_UNSUPPORTED with the reason. Needs no GPU. */
-fp2_status fp2_check_pooled_cache(const fp2_params *p, const fp2_plan *plan, const fp2_kv_pages *pages,
-                                  const fp2_pooled_cache *cache);
+fp2_status fp2_check_pooled_cache(const fp2_params *p, const fp2_plan *plan, const fp2_pooled_cache *cache);
 
 /* FP8 (DESIGN.md section 3). The per-tensor scales of q (nq values), k and v (nk each),
    bf16, 16-byte aligned: scales[t] = amax / 448 (1 when amax is 0), from an amax pass over
@@ -205,15 +205,14 @@ fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t
 
 /* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
    the e4m3 code of the mean (as fp2_convert_e4m3's) with the tensor's own scale. k and v are
-   the bf16 inputs, contiguous (pages NULL) or in pages (fp2_kv_pages). k_out and v_out get
-   the attention's operands, contiguous: FP8 converts K and V on the way (scales[1],
-   scales[2] from fp2_scales_e4m3), writes their codes there (8-byte aligned) and pools the
-   codes' values; BF16 from pages copies them there (16-byte aligned); BF16 contiguous takes
-   NULL. vt (FP8 with head dim and block 128, else NULL; 16-byte aligned): V's codes and V̄'s
-   also written transposed, as the sm90 kernel reads them, into fp2_attend's workspace, which
-   then takes v = NULL; v_out may then be NULL, and V's codes go only there. cache (NULL: none;
-   fp2_pooled_cache): the blocks of each request's prefix are read from it, not pooled, and the
-   full blocks pooled are written to it. */
+   the bf16 inputs, contiguous (pages NULL) or in pages (fp2_kv_pages). FP8 converts K and V
+   on the way (scales[1], scales[2] from fp2_scales_e4m3), writes their codes contiguous to
+   k_out and v_out (8-byte aligned), the attention's operands, and pools the codes' values;
+   BF16 takes k_out and v_out NULL. vt (FP8 with head dim and block 128, else NULL; 16-byte
+   aligned): V's codes and V̄'s also written transposed, as the sm90 kernel reads them, into
+   fp2_attend's workspace, which then takes v = NULL; v_out may then be NULL, and V's codes
+   go only there. cache (NULL: none; fp2_pooled_cache): the blocks of each request's prefix
+   are read from it, not pooled, and the full blocks pooled are written to it. */
 fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v,
                     const fp2_kv_pages *pages, const fp2_pooled_cache *cache, const float *scales, float *k_mean,
                     float *v_mean, void *kbar, void *vbar, void *k_out, void *v_out, uint8_t *vt,
@@ -264,11 +263,13 @@ size_t fp2_attend_workspace_bytes(const fp2_params *p, const fp2_plan *plan);
 
 /* Block-sparse attention over a CSR index (offsets [nseg+1], indices), with mean correction
    when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index.
-   FP8 on the sm90 kernel: v NULL says the workspace already holds the transposed values
-   (fp2_pool's vt). */
+   pages (BF16 only; NULL: contiguous): k and v are pages (fp2_kv_pages); FP8's operands are
+   the pool's contiguous codes. FP8 on the sm90 kernel: v NULL says the workspace already
+   holds the transposed values (fp2_pool's vt). */
 fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
-                      const void *kbar, const void *vbar, const float *scales, const int *offsets,
-                      const int *indices, void *o, void *workspace, size_t workspace_bytes, cudaStream_t stream);
+                      const fp2_kv_pages *pages, const void *kbar, const void *vbar, const float *scales,
+                      const int *offsets, const int *indices, void *o, void *workspace, size_t workspace_bytes,
+                      cudaStream_t stream);
 
 /* ---- The whole pass: fp2_forward (forward.c). ----
    Quantise (FP8) -> pool -> select -> attend, each intermediate in one caller-given
@@ -305,7 +306,6 @@ typedef struct fp2_inputs {
    and a caller may read the index, the scales and the pooled vectors of the last pass there. */
 typedef struct fp2_workspace {
   uint8_t *q8, *k8, *v8;  /* FP8: e4m3 codes of q, k, v; NULL for BF16 */
-  void *k16, *v16;        /* BF16 from pages: k and v contiguous, as the pool copies them; else NULL */
   float *scales;          /* FP8: [3] dequantisation scales of q, k, v; NULL for BF16 */
   unsigned *amax;         /* FP8: [3] the amax pass's scratch; NULL for BF16 */
   float *k_mean, *v_mean; /* [hkv, total_blocks, dim] f32 */

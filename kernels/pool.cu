@@ -7,10 +7,9 @@
    transpose_values.h), so that no later pass reads V again to turn it around; fp2_forward
    then gives no v8, and V's codes go only there.
    K and V may come in pages (fp2_kv_pages, a template parameter so that the contiguous path
-   does not pay for it): each key row is then read through the page table, and the pool
-   writes the attention's operands contiguous (FP8's codes, as always; BF16 a copy), so that
-   no later stage reads the pages.
-   A pooled cache (fp2_pooled_cache; BF16, contiguous; a template parameter) keeps the means of
+   does not pay for it): each key row is then read through the page table. FP8's codes go
+   contiguous, as always; BF16 writes nothing but the means, and the attention reads the pages.
+   A pooled cache (fp2_pooled_cache; BF16; a template parameter) keeps the means of
    full blocks across the chunks of a prefill: the pool's grid then covers only the blocks
    past each request's prefix, writing the full ones to the cache, and its last CTAs copy the
    prefix's means from it (a warp a row, no key read; a kernel of its own until 2026-12-04).
@@ -52,8 +51,8 @@ struct PoolArgs {
   const float *scales;       /* FP8: [3], k and v at 1 and 2 */
   float *mean[2];
   void *bar[2];
-  void *out[2];              /* contiguous K and V for the attention: FP8's codes (with vt, V's
-                                may be NULL), BF16 from pages a copy; else NULL */
+  void *out[2];              /* FP8: K's and V's codes for the attention (with vt, V's may be
+                                NULL); BF16: NULL */
   uint8_t *vt;               /* FP8, sm90 shape: V's codes and then V̄'s, transposed; else NULL */
   float *cache_mean[2];      /* the pooled cache (BF16, contiguous): k_mean, v_mean; */
   const int *cache_table;    /* NULL: none */
@@ -155,7 +154,7 @@ template <int D, bool kFp8, bool kVt, bool kPaged, bool kCache>
 __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a, int pooled_ctas, int cached_rows) {
   constexpr int kLanes = PoolShape<D>::lanes, kRowsAtOnce = PoolShape<D>::rows_at_once;
   static_assert(!kVt || (kFp8 && D == kVtRows && kRowsAtOnce == 16), "V^T: FP8, head dim 128");
-  static_assert(!kCache || (!kFp8 && !kPaged), "a pooled cache: BF16, contiguous");
+  static_assert(!kCache || !kFp8, "a pooled cache: BF16");
   __shared__ float partial[2][kRowsAtOnce][D];
   __shared__ uint32_t vt_tile[kVt ? kVtRows * 32 : 1];
   const fp2_params &p = a.p;
@@ -205,7 +204,6 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a, int pool
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
         } else {
-          if constexpr (kPaged) *reinterpret_cast<uint4 *>(static_cast<__nv_bfloat16 *>(a.out[x]) + at[u]) = raw[x][u];
           const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw[x][u]);
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += __bfloat162float(b[e]);
@@ -266,9 +264,9 @@ void launch(const PoolArgs &a, const fp2_plan *plan, cudaStream_t stream) {
     pool_kernel<D, true, false, kPaged, false><<<ctas, kPoolThreads, 0, stream>>>(a, ctas, 0);
   } else if (!a.cache_table) {
     pool_kernel<D, false, false, kPaged, false><<<ctas, kPoolThreads, 0, stream>>>(a, ctas, 0);
-  } else if constexpr (!kPaged) {
+  } else {
     const int pooled = (plan->total_blocks - plan->prefix_blocks) * a.p.hkv, rows = plan->prefix_blocks * a.p.hkv;
-    pool_kernel<D, false, false, false, true>
+    pool_kernel<D, false, false, kPaged, true>
         <<<pooled + (rows + kCachedWarps - 1) / kCachedWarps, kPoolThreads, 0, stream>>>(a, pooled, rows);
   }
 }
@@ -283,24 +281,21 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
   using namespace fp2;
   const int fp8 = p->dtype == FP2_FP8;
   fp2_status st;
-  if ((st = fp2_check_pages(p, pages)) != FP2_OK || (st = fp2_check_pooled_cache(p, plan, pages, cache)) != FP2_OK)
+  if ((st = fp2_check_pages(p, pages)) != FP2_OK || (st = fp2_check_pooled_cache(p, plan, cache)) != FP2_OK)
     return st;
   if (p->dim != 128 && p->dim != 64)
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (fp8 && (!scales || !k_out || (!v_out && !vt)))
     return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k_out, and v_out or vt");
-  if (!fp8 && (pages ? !k_out || !v_out : k_out || v_out))
-    return fp2_fail(FP2_ERR_ARG, "fp2_pool: BF16 takes k_out and v_out with pages, and only then");
+  if (!fp8 && (k_out || v_out))
+    return fp2_fail(FP2_ERR_ARG, "fp2_pool: BF16 takes no k_out or v_out (the attention reads K and V as given)");
   if (vt && (!fp8 || p->dim != kVtRows || p->block != kVtRows))
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: transposed values are FP8 with head dim and block 128 only");
-  const unsigned out_align = fp8 ? 8 : 16;
-  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k_out % out_align != 0 ||
-      (uintptr_t)v_out % out_align != 0 || (uintptr_t)vt % 16 != 0 ||
-      (cache && ((uintptr_t)cache->k_mean % 16 != 0 || (uintptr_t)cache->v_mean % 16 != 0)))
+  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k_out % 8 != 0 || (uintptr_t)v_out % 8 != 0 ||
+      (uintptr_t)vt % 16 != 0 || (cache && ((uintptr_t)cache->k_mean % 16 != 0 || (uintptr_t)cache->v_mean % 16 != 0)))
     return fp2_fail(FP2_ERR_ARG,
-                    "fp2_pool: k, v, vt and a pooled cache's means must be 16-byte aligned, k_out and v_out %u-byte "
-                    "aligned",
-                    out_align);
+                    "fp2_pool: k, v, vt and a pooled cache's means must be 16-byte aligned, k_out and v_out 8-byte "
+                    "aligned");
   if (plan->total_blocks == 0) return FP2_OK;
   const PoolArgs a = {*p,
                       plan->cu_q,

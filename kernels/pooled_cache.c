@@ -3,17 +3,12 @@
 #include "fp2.h"
 #include "status.h"
 
-fp2_status fp2_check_pooled_cache(const fp2_params *p, const fp2_plan *plan, const fp2_kv_pages *pages,
-                                  const fp2_pooled_cache *cache) {
+fp2_status fp2_check_pooled_cache(const fp2_params *p, const fp2_plan *plan, const fp2_pooled_cache *cache) {
   if (!cache) return FP2_OK;
   if (p->dtype != FP2_BF16)
     return fp2_fail(FP2_ERR_UNSUPPORTED,
                     "a pooled cache takes BF16 only: FP8 converts the whole prefix again under each chunk's "
                     "per-tensor scales, and pools those codes");
-  if (pages)
-    return fp2_fail(FP2_ERR_UNSUPPORTED,
-                    "a pooled cache takes contiguous K and V only: from pages the pool copies every key of the "
-                    "prefix for the attention, and its means come with that read");
   if (!cache->k_mean || !cache->v_mean || !cache->table)
     return fp2_fail(FP2_ERR_ARG, "a pooled cache needs k_mean, v_mean and its block table");
   if (cache->max_blocks < plan->max_blocks)

@@ -321,7 +321,7 @@ static void test_attend(const fixture *f, fp2_kernel kernel) {
   const size_t ws_bytes = fp2_attend_workspace_bytes(&p, plan);
   void *ws = dev_alloc(ws_bytes), *o = dev_alloc(f->nq * 2);
   CHECK_CUDA(cudaMemset(o, 0xff, f->nq * 2)); /* NaN where nothing is written */
-  check_fp2(fp2_attend(&p, plan, f->q, f->k, f->v, kbar, vbar, f->scales, offsets, indices, o, ws, ws_bytes, 0),
+  check_fp2(fp2_attend(&p, plan, f->q, f->k, f->v, NULL, kbar, vbar, f->scales, offsets, indices, o, ws, ws_bytes, 0),
          "fp2_attend");
   float *got = test_download(o, f->nq, 0);
   row_sample rows;

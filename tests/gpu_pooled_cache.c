@@ -7,21 +7,24 @@
    poisoned (NaN) first. Then the cache is seen to be used: its rows hold each full block's
    means, and a last chunk run on a zeroed cache takes zero means for its prefix's blocks and
    pools the rest. BF16 (the cache's only dtype); g = 3 and 4; the portable kernels and, on
-   sm_90, the sm90 ones. Exits 77 without a GPU. */
+   sm_90, the sm90 ones; and with the cache, K and V in pages of 16 and of 64 keys (drawn
+   shuffled among spare pages, every row no request names 3072), against the contiguous pass
+   without it. Exits 77 without a GPU. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device_operands.h"
+#include "kv_pages.h"
 #include "synth.h"
 #include "testing.h"
 
-enum { BATCH = 2, SPARE_ROWS = 3, TABLE_COLUMNS = 32 };
+enum { BATCH = 2, SPARE_ROWS = 3, TABLE_COLUMNS = 32, SPARE_PAGES = 3 };
 static const int prompt[BATCH] = {1024 + 77, 2048 + 5};
 
 /* The tensors of one chunk step, on the device: Q of the chunk's queries, K and V of every key
-   before their end, the output, and fp2_forward's workspace. */
+   before their end (contiguous, or in pages), the output, and fp2_forward's workspace. */
 typedef struct step_buffers {
   void *q, *k, *v, *o, *ws;
   size_t ws_bytes;
@@ -37,18 +40,21 @@ static void upload_rows(void *dev, size_t at, const float *x, size_t from, size_
   }
 }
 
-/* One pass of the chunk step (active requests act[0..n), lq/lk each), cache NULL or given. */
-static void run_step(const fp2_params *p, const fp2_plan *plan, const step_buffers *b, const fp2_pooled_cache *cache,
-                     size_t nq) {
+/* One pass of the chunk step (active requests act[0..n), lq/lk each); pages and cache NULL or
+   given. */
+static void run_step(const fp2_params *p, const fp2_plan *plan, const step_buffers *b, const fp2_kv_pages *pages,
+                     const fp2_pooled_cache *cache, size_t nq) {
   CHECK_CUDA(cudaMemset(b->ws, 0xff, b->ws_bytes));
   CHECK_CUDA(cudaMemset(b->o, 0xff, nq * 2));
-  const fp2_inputs in = {.q = b->q, .k = b->k, .v = b->v, .o = b->o, .pooled = cache};
+  const fp2_inputs in = {.q = b->q, .k = b->k, .v = b->v, .o = b->o, .pages = pages, .pooled = cache};
   check_fp2(fp2_forward(p, plan, &in, b->ws, b->ws_bytes, 0), "fp2_forward");
   CHECK_CUDA(cudaDeviceSynchronize());
 }
 
-static void alloc_step(const fp2_params *p, const fp2_plan *plan, step_buffers *b) {
-  const size_t nq = (size_t)plan->total_q * p->hq * p->dim, nk = (size_t)plan->total_k * p->hkv * p->dim;
+/* kp: K and V in its pages; NULL: contiguous. */
+static void alloc_step(const fp2_params *p, const fp2_plan *plan, const kv_pages *kp, step_buffers *b) {
+  const size_t keys = kp ? (size_t)kp->num_pages * kp->page_size : (size_t)plan->total_k;
+  const size_t nq = (size_t)plan->total_q * p->hq * p->dim, nk = keys * p->hkv * p->dim;
   CHECK_CUDA(cudaMalloc(&b->q, nq * 2));
   CHECK_CUDA(cudaMalloc(&b->k, nk * 2));
   CHECK_CUDA(cudaMalloc(&b->v, nk * 2));
@@ -61,6 +67,19 @@ static void alloc_step(const fp2_params *p, const fp2_plan *plan, step_buffers *
 static void free_step(step_buffers *b) {
   void *all[] = {b->q, b->k, b->v, b->o, b->ws};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudaFree(all[i]);
+}
+
+/* K's or V's rows of the step's requests (lk[i] keys of prompt act[i]) back to back, as its
+   plan lays them out: [sum of lk, width] host floats. */
+static float *step_rows(const float *x, const problem *pb, const int *act, const int *lk, int n, size_t width) {
+  size_t keys = 0;
+  for (int i = 0; i < n; i++) keys += (size_t)lk[i];
+  float *rows = malloc(sizeof(float) * (keys ? keys : 1) * width), *at = rows;
+  for (int i = 0; i < n; i++) {
+    memcpy(at, x + (size_t)pb->cu_k[act[i]] * width, sizeof(float) * lk[i] * width);
+    at += (size_t)lk[i] * width;
+  }
+  return rows;
 }
 
 /* Host copy of n floats at dev. */
@@ -98,12 +117,15 @@ static void check_cache_used(const fp2_params *p, const fp2_plan *plan, const in
   }
 }
 
-static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
+/* page_size: the passes with the cache read K and V in pages of that many keys; 0: contiguous. */
+static void one_case(int hq, fp2_kernel kernel, int chunk, int page_size, uint64_t seed) {
   const fp2_params p = {.hq = hq, .hkv = 8, .dim = 128, .block = 128, .qtile = 128, .alpha = 0.1f, .sink = 2,
                         .window = 4, .recent = 2, .correction = 1, .dtype = FP2_BF16, .kernel = kernel};
+  fp2_params paged = p;
+  paged.page_size = page_size;
   char what[128], err[320];
-  snprintf(what, sizeof what, "%s g=%d chunks of %d", kernel == FP2_KERNEL_SM90 ? "sm90" : "portable", hq / p.hkv,
-           chunk);
+  snprintf(what, sizeof what, "%s g=%d chunks of %d, %s", kernel == FP2_KERNEL_SM90 ? "sm90" : "portable",
+           hq / p.hkv, chunk, page_size == 16 ? "pages of 16" : page_size == 64 ? "pages of 64" : "contiguous");
   fprintf(stderr, "gpu_pooled_cache: %s\n", what);
   problem pb;
   problem_init(&pb, &p, BATCH, prompt, prompt);
@@ -146,23 +168,44 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
     EXPECT_MSG(plan.prefix_blocks == prefix, "%s: the plan counts %d prefix blocks, not %d", what, plan.prefix_blocks,
                prefix);
     const size_t nq = (size_t)plan.total_q * hq * p.dim, np = row_floats * plan.total_blocks;
-    step_buffers c, g;
-    alloc_step(&p, &plan, &c);
-    alloc_step(&p, &plan, &g);
-    size_t qrow = 0, krow = 0;
-    for (int i = 0; i < n; i++) {
-      const size_t q0 = (size_t)pb.cu_q[act[i]] + (size_t)(lk[i] - lq[i]), k0 = (size_t)pb.cu_k[act[i]];
-      for (int x = 0; x < 2; x++) {
-        const step_buffers *b = x ? &g : &c;
-        upload_rows(b->q, qrow, pb.q, q0, (size_t)lq[i], (size_t)hq * p.dim);
-        upload_rows(b->k, krow, pb.k, k0, (size_t)lk[i], row_floats);
-        upload_rows(b->v, krow, pb.v, k0, (size_t)lk[i], row_floats);
-      }
-      qrow += (size_t)lq[i];
-      krow += (size_t)lk[i];
+    kv_pages kp = {0};
+    int *dev_pages = NULL;
+    if (page_size && kv_pages_plan(&kp, n, lk, page_size, SPARE_PAGES, seed + (uint64_t)first, err) != 0) {
+      fprintf(stderr, "%s\n", err);
+      exit(3);
     }
-    run_step(&p, &plan, &c, NULL, nq);
-    run_step(&p, &plan, &g, &cache, nq);
+    step_buffers c, g;
+    alloc_step(&p, &plan, NULL, &c);
+    alloc_step(&p, &plan, page_size ? &kp : NULL, &g);
+    size_t qrow = 0;
+    for (int i = 0; i < n; i++) {
+      const size_t q0 = (size_t)pb.cu_q[act[i]] + (size_t)(lk[i] - lq[i]);
+      upload_rows(c.q, qrow, pb.q, q0, (size_t)lq[i], (size_t)hq * p.dim);
+      upload_rows(g.q, qrow, pb.q, q0, (size_t)lq[i], (size_t)hq * p.dim);
+      qrow += (size_t)lq[i];
+    }
+    float *k_rows = step_rows(pb.k, &pb, act, lk, n, row_floats);
+    float *v_rows = step_rows(pb.v, &pb, act, lk, n, row_floats);
+    upload_rows(c.k, 0, k_rows, 0, (size_t)plan.total_k, row_floats);
+    upload_rows(c.v, 0, v_rows, 0, (size_t)plan.total_k, row_floats);
+    if (!page_size) {
+      upload_rows(g.k, 0, k_rows, 0, (size_t)plan.total_k, row_floats);
+      upload_rows(g.v, 0, v_rows, 0, (size_t)plan.total_k, row_floats);
+    } else if (operands_upload_pages(g.k, &kp, lk, k_rows, row_floats, 3072.0f, err) != 0 ||
+               operands_upload_pages(g.v, &kp, lk, v_rows, row_floats, 3072.0f, err) != 0) {
+      fprintf(stderr, "upload: %s\n", err);
+      exit(3);
+    }
+    free(k_rows);
+    free(v_rows);
+    if (page_size) {
+      CHECK_CUDA(cudaMalloc((void **)&dev_pages, sizeof(int) * n * kp.max_pages));
+      CHECK_CUDA(cudaMemcpy(dev_pages, kp.table, sizeof(int) * n * kp.max_pages, cudaMemcpyHostToDevice));
+    }
+    const fp2_kv_pages pages = {dev_pages, kp.max_pages, kp.num_pages};
+    const fp2_kv_pages *g_pages = page_size ? &pages : NULL;
+    run_step(&p, &plan, &c, NULL, NULL, nq);
+    run_step(&paged, &plan, &g, g_pages, &cache, nq);
     char at[160];
     snprintf(at, sizeof at, "%s, chunk at %d", what, first);
     int nnz = 0;
@@ -187,7 +230,7 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
       float *k_cache = download_floats(cache_k, (size_t)rows * row_floats);
       float *means = download_floats(c.w.k_mean, np);
       CHECK_CUDA(cudaMemset(cache_k, 0, sizeof(float) * rows * row_floats));
-      run_step(&p, &plan, &g, &cache, nq);
+      run_step(&paged, &plan, &g, g_pages, &cache, nq);
       float *cached_pass = download_floats(g.w.k_mean, np);
       check_cache_used(&p, &plan, act, n, lq, lk, table, max_blocks, k_cache, means, cached_pass, at);
       free(k_cache);
@@ -196,6 +239,8 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
     }
     free_step(&c);
     free_step(&g);
+    cudaFree(dev_pages);
+    if (page_size) kv_pages_free(&kp);
     fp2_plan_destroy(&plan);
   }
   void *all[] = {cache_k, cache_v, dev_table};
@@ -205,11 +250,14 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, uint64_t seed) {
 
 int main(void) {
   const int major = test_gpu_major("gpu_pooled_cache");
-  one_case(24, FP2_KERNEL_PORTABLE, 300, 1);
-  one_case(32, FP2_KERNEL_PORTABLE, 512, 2);
+  one_case(24, FP2_KERNEL_PORTABLE, 300, 0, 1);
+  one_case(32, FP2_KERNEL_PORTABLE, 512, 0, 2);
+  one_case(24, FP2_KERNEL_PORTABLE, 300, 16, 5);
   if (major == 9) {
-    one_case(32, FP2_KERNEL_SM90, 300, 3);
-    one_case(24, FP2_KERNEL_SM90, 512, 4);
+    one_case(32, FP2_KERNEL_SM90, 300, 0, 3);
+    one_case(24, FP2_KERNEL_SM90, 512, 0, 4);
+    one_case(32, FP2_KERNEL_SM90, 300, 16, 6);
+    one_case(24, FP2_KERNEL_SM90, 512, 64, 7);
   }
   return test_result("gpu_pooled_cache");
 }

@@ -1,10 +1,11 @@
 /* fp2_forward's workspace layout (forward.c), on the host: for BF16 and FP8 and both attention
    kernels, every region fp2_workspace_map gives starts on a 256-byte boundary, holds what
    fp2.h says it holds, overlaps no other and ends inside fp2_workspace_bytes; the FP8-only
-   regions are NULL for BF16, the BF16 copies of paged K and V only there; a workspace too
-   small or misaligned is refused; fp2_check_pages takes the page sizes fp2.h names, and
-   fp2_check_pooled_cache a cache where fp2.h says it may be used, and nowhere else. The plan is
-   filled by hand (sizes only: the layout reads no device memory), so no GPU is needed. */
+   regions are NULL for BF16, and K and V in pages take no more room than contiguous (the
+   kernels read the pages); a workspace too small or misaligned is refused; fp2_check_pages
+   takes the page sizes and page counts fp2.h names, and fp2_check_pooled_cache a cache where
+   fp2.h says it may be used, and nowhere else. The plan is filled by hand (sizes only: the
+   layout reads no device memory), so no GPU is needed. */
 #include <stdint.h>
 #include <string.h>
 
@@ -27,6 +28,10 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
   const size_t nq = (size_t)plan.total_q * p.hq * p.dim, nk = (size_t)plan.total_k * p.hkv * p.dim;
   const size_t np = (size_t)p.hkv * plan.total_blocks * p.dim;
   const size_t total = fp2_workspace_bytes(&p, &plan);
+  fp2_params contiguous = p;
+  contiguous.page_size = 0;
+  EXPECT_MSG(total == fp2_workspace_bytes(&contiguous, &plan), "pages of %d keys: %zu bytes of workspace, not %zu",
+             page_size, total, fp2_workspace_bytes(&contiguous, &plan));
   const uintptr_t base = 1 << 20; /* never dereferenced */
   fp2_workspace w;
   memset(&w, 0, sizeof w);
@@ -47,8 +52,6 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
       {"index.indices", (uintptr_t)w.index.indices, 4 * (size_t)plan.capacity},
       {"select_ws", (uintptr_t)w.select_ws, fp2_select_workspace_bytes(&plan)},
       {"attend_ws", (uintptr_t)w.attend_ws, fp2_attend_workspace_bytes(&p, &plan)},
-      {"k16", (uintptr_t)w.k16, !fp8 && page_size ? 2 * nk : 0},
-      {"v16", (uintptr_t)w.v16, !fp8 && page_size ? 2 * nk : 0},
   };
   const int n = (int)(sizeof r / sizeof r[0]);
   EXPECT(w.select_ws_bytes == r[13].bytes); /* warp_max and the groups' counts (select_csr.cu) */
@@ -75,7 +78,8 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
 static void pages_accepted(void) {
   fp2_params p = {.hq = 24, .hkv = 8, .dim = 128, .block = 128, .qtile = 128};
   const int table[1] = {0};
-  const fp2_kv_pages pages = {table, 1}, no_columns = {table, 0}, no_table = {NULL, 1};
+  const fp2_kv_pages pages = {table, 1, 1}, no_columns = {table, 0, 1}, no_table = {NULL, 1, 1},
+                     no_pages = {table, 1, 0}, too_many_rows = {table, 1, 1 << 26};
   EXPECT(fp2_check_pages(&p, NULL) == FP2_OK);
   EXPECT(fp2_check_pages(&p, &pages) == FP2_ERR_ARG); /* pages without a page size */
   static const int sizes[] = {16, 64, 128, 256};
@@ -85,6 +89,9 @@ static void pages_accepted(void) {
     EXPECT(fp2_check_pages(&p, NULL) == FP2_ERR_ARG);
     EXPECT(fp2_check_pages(&p, &no_columns) == FP2_ERR_ARG);
     EXPECT(fp2_check_pages(&p, &no_table) == FP2_ERR_ARG);
+    EXPECT(fp2_check_pages(&p, &no_pages) == FP2_ERR_ARG);
+    EXPECT_MSG((fp2_check_pages(&p, &too_many_rows) == FP2_OK) == (sizes[i] == 16),
+               "2^26 pages of %d keys: their rows are %s 2^31", sizes[i], sizes[i] == 16 ? "under" : "not under");
   }
   static const int refused[] = {-16, 1, 8, 32, 100, 512};
   for (int i = 0; i < 6; i++) {
@@ -100,19 +107,16 @@ static void pooled_cache_accepted(void) {
   float mean[1];
   const fp2_pooled_cache cache = {mean, mean, table, 17}, narrow = {mean, mean, table, 16},
                          no_table = {mean, mean, NULL, 17}, no_means = {NULL, mean, table, 17};
-  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, NULL) == FP2_OK);
-  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &cache) == FP2_OK);
-  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &narrow) == FP2_ERR_ARG); /* a request has 17 blocks */
-  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &no_table) == FP2_ERR_ARG);
-  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &no_means) == FP2_ERR_ARG);
-  const fp2_kv_pages pages = {table, 1};
-  p.page_size = 64;
-  EXPECT(fp2_check_pooled_cache(&p, &plan, &pages, &cache) == FP2_ERR_UNSUPPORTED);
-  EXPECT(fp2_check_pooled_cache(&p, &plan, &pages, NULL) == FP2_OK);
-  p.page_size = 0;
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL) == FP2_OK);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &cache) == FP2_OK);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &narrow) == FP2_ERR_ARG); /* a request has 17 blocks */
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &no_table) == FP2_ERR_ARG);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &no_means) == FP2_ERR_ARG);
+  p.page_size = 64; /* the pages do not matter: the pool reads them too */
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &cache) == FP2_OK);
   p.dtype = FP2_FP8;
-  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, &cache) == FP2_ERR_UNSUPPORTED);
-  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL, NULL) == FP2_OK);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &cache) == FP2_ERR_UNSUPPORTED);
+  EXPECT(fp2_check_pooled_cache(&p, &plan, NULL) == FP2_OK);
 }
 
 int main(void) {

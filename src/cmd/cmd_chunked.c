@@ -2,7 +2,7 @@
    prompt is split into query chunks of C tokens; chunk c attends to all keys before its end,
    with the index re-run for it (the tail rule applied to the chunk's own last tiles, as a
    serving engine would). Total time and density against the same prompt in one pass. On the
-   gpu in BF16 with contiguous K and V, each chunk is also run with a pooled cache
+   gpu in BF16 (K and V contiguous or in pages), each chunk is also run with a pooled cache
    (fp2_pooled_cache: the means of the blocks earlier chunks pooled are read, not pooled again),
    right after the same chunk without it; its index must be the same. The gpu times the index
    stage twice: as one range (index_ms), and stage by stage in passes of their own (an event
@@ -131,16 +131,14 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
 }
 
 /* Why the chunks run without a pooled cache here (NULL: they run with one too): the library's
-   own rules (fp2_check_pooled_cache), asked with stand-ins where only the dtype and the pages
-   decide. */
+   own rules (fp2_check_pooled_cache), asked with stand-ins where only the dtype decides. */
 static const char *no_cache_reason(const experiment_run *x, const problem *full) {
   if (x->backend != BACKEND_GPU) return "the cpu backend has no pooled cache";
   const int any_table[1] = {0};
   float any_mean[1];
-  const fp2_kv_pages pages = {any_table, 1};
   const fp2_pooled_cache cache = {any_mean, any_mean, any_table, 0};
   const fp2_plan plan = {0};
-  if (fp2_check_pooled_cache(&full->p, &plan, full->p.page_size ? &pages : NULL, &cache) != FP2_OK)
+  if (fp2_check_pooled_cache(&full->p, &plan, &cache) != FP2_OK)
     return fp2_error_message();
   return NULL;
 }
@@ -211,8 +209,8 @@ static const experiment_cmd chunked_cmd = {
     .usage = "chunked [options]",
     .summary = "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
                "end with the index re-run per chunk; total time and density against one pass. On the\n"
-               "gpu in BF16 with contiguous K and V, each chunk also runs with a pooled cache (the\n"
-               "means of the key blocks earlier chunks pooled, read rather than pooled again:\n"
+               "gpu in BF16 (K and V contiguous or --paged), each chunk also runs with a pooled cache\n"
+               "(the means of the key blocks earlier chunks pooled, read rather than pooled again:\n"
                "rows chunked+cache, index_vs_uncached), its index checked to be the same. On the gpu\n"
                "the index stage is timed as one range, in passes of their own beside the ones that\n"
                "time each stage (index_staged_ms: their sum), so that its kernels start early across\n"

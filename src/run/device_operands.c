@@ -28,6 +28,16 @@ int operands_upload(void *dev, const float *x, size_t n, int fp8, char *err) {
   return 0;
 }
 
+int operands_upload_pages(void *dev, const kv_pages *kp, const int *lk, const float *x, size_t row, float poison,
+                          char *err) {
+  const size_t n = (size_t)kp->num_pages * kp->page_size * row;
+  float *h = xmalloc(sizeof(float) * (n ? n : 1));
+  kv_pages_fill(kp, lk, x, row, poison, h);
+  const int rc = operands_upload(dev, h, n, 0, err);
+  free(h);
+  return rc;
+}
+
 float *operands_download(const void *dev, size_t n, int fp8, char *err) {
   const size_t bytes = n * (fp8 ? 1 : 2);
   void *host = xmalloc(bytes ? bytes : 1);

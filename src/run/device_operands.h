@@ -6,10 +6,17 @@
 #include <stddef.h>
 
 #include "fp2.h"
+#include "kv_pages.h"
 #include "reference.h"
 
 /* Converts n values and copies them into the device array dev. 0, or -1 with err. */
 int operands_upload(void *dev, const float *x, size_t n, int fp8, char *err);
+
+/* x [total keys, row] (the requests' lk[b] keys back to back) laid out in kp's pages
+   (kv_pages_fill, every row the table does not name set to poison) and uploaded as bf16 to
+   dev, [num_pages, page_size, row]. 0, or -1 with err. */
+int operands_upload_pages(void *dev, const kv_pages *kp, const int *lk, const float *x, size_t row, float poison,
+                          char *err);
 
 /* Copies n device operands back as f32 values (the caller frees them); NULL with err. */
 float *operands_download(const void *dev, size_t n, int fp8, char *err);

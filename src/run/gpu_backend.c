@@ -55,16 +55,6 @@ static double device_bytes(const problem *pb, double nk, size_t ws) {
 enum { SPARE_PAGES_PER_REQUEST = 1 };
 #define UNNAMED_ROW_VALUE 3072.0f
 
-/* x's keys in kp's pages, uploaded as bf16 to dst. */
-static int upload_pages(const problem *pb, const kv_pages *kp, const float *x, void *dst, char *err) {
-  const size_t row = (size_t)pb->p.hkv * pb->p.dim, n = (size_t)kp->num_pages * kp->page_size * row;
-  float *h = xmalloc(sizeof(float) * n);
-  kv_pages_fill(kp, pb->lk, x, row, UNNAMED_ROW_VALUE, h);
-  const int rc = operands_upload(dst, h, n, 0, err);
-  free(h);
-  return rc;
-}
-
 /* p: the problem's parameters with the kernel that runs (--kernel auto resolved); submit_ms:
    the host's time in fp2_forward. */
 static int run_once(const problem *pb, const fp2_params *p, const pipeline_config *cfg, const fp2_plan *plan,
@@ -189,8 +179,11 @@ int gpu_pipeline(const problem *pb, const pipeline_config *cfg, int trials, pipe
     const size_t table_bytes = sizeof(int) * (size_t)kp.batch * kp.max_pages;
     CUDA_GOTO(cudaMalloc((void **)&d.table, table_bytes), fail);
     CUDA_GOTO(cudaMemcpy(d.table, kp.table, table_bytes, cudaMemcpyHostToDevice), fail);
-    d.pages = (fp2_kv_pages){d.table, kp.max_pages};
-    if (upload_pages(pb, &kp, pb->k, d.k, err) != 0 || upload_pages(pb, &kp, pb->v, d.v, err) != 0) goto fail;
+    d.pages = (fp2_kv_pages){d.table, kp.max_pages, kp.num_pages};
+    const size_t row = (size_t)pb->p.hkv * pb->p.dim;
+    if (operands_upload_pages(d.k, &kp, pb->lk, pb->k, row, UNNAMED_ROW_VALUE, err) != 0 ||
+        operands_upload_pages(d.v, &kp, pb->lk, pb->v, row, UNNAMED_ROW_VALUE, err) != 0)
+      goto fail;
   } else if (operands_upload(d.k, pb->k, nk, 0, err) != 0 || operands_upload(d.v, pb->v, nk, 0, err) != 0) {
     goto fail;
   }
