@@ -149,10 +149,30 @@ static void kernels(void) {
   EXPECT(parse(&o, 3, args) == 0 && o.run.kernel == KERNEL_SM90 && opts_params(&o).kernel == FP2_KERNEL_SM90);
 }
 
+/* --paged: the library's page sizes on the gpu backend, none on the cpu's. */
+static void paged(void) {
+  fp2_opts o;
+  char err[ERR_LEN];
+  static const int sizes[] = {16, 64, 128, 256};
+  for (int i = 0; i < 4; i++) {
+    opts_defaults(&o);
+    o.run.backend = BACKEND_GPU;
+    o.run.paged = sizes[i];
+    EXPECT_MSG(opts_validate(&o, err) == 0, "--paged %d: %s", sizes[i], err);
+    EXPECT(opts_params(&o).page_size == sizes[i]);
+  }
+  o.run.paged = 32;
+  expect_invalid(&o, "--paged");
+  o.run.paged = 64;
+  o.run.backend = BACKEND_CPU;
+  expect_invalid(&o, "--paged");
+}
+
 int main(void) {
   sizes();
   options();
   shapes();
   kernels();
+  paged();
   return test_result("test_cli");
 }

@@ -541,7 +541,7 @@ int opts_validate(const fp2_opts *o, char *err) {
   }
   if (o->run.paged) { /* the library's own list of page sizes; the table here only stands in */
     const int any_table[1] = {0};
-    const fp2_kv_pages page_size_only = {any_table, 1};
+    const fp2_kv_pages page_size_only = {any_table, 1, 1};
     const fp2_params p = opts_params(o);
     if (fp2_check_pages(&p, &page_size_only) != FP2_OK) {
       err_set(err, "--paged: %s", fp2_error_message());
