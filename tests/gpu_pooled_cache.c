@@ -7,7 +7,7 @@
    poisoned (NaN) first. Then the cache is seen to be used: its rows hold each full block's
    means, and a last chunk run on a zeroed cache takes zero means for its prefix's blocks and
    pools the rest. BF16 (the cache's only dtype); g = 3 and 4; the portable kernels and, on
-   sm_90, the sm90 ones; and with the cache, K and V in pages of 16 and of 64 keys (drawn
+   sm_90, the sm90 ones; and with the cache, K and V in pages of 64 and of 128 keys (drawn
    shuffled among spare pages, every row no request names 3072), against the contiguous pass
    without it. Exits 77 without a GPU. */
 #include <cuda_runtime_api.h>
@@ -125,7 +125,7 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, int page_size, uint64
   paged.page_size = page_size;
   char what[128], err[320];
   snprintf(what, sizeof what, "%s g=%d chunks of %d, %s", kernel == FP2_KERNEL_SM90 ? "sm90" : "portable",
-           hq / p.hkv, chunk, page_size == 16 ? "pages of 16" : page_size == 64 ? "pages of 64" : "contiguous");
+           hq / p.hkv, chunk, page_size == 64 ? "pages of 64" : page_size == 128 ? "pages of 128" : "contiguous");
   fprintf(stderr, "gpu_pooled_cache: %s\n", what);
   problem pb;
   problem_init(&pb, &p, BATCH, prompt, prompt);
@@ -252,11 +252,11 @@ int main(void) {
   const int major = test_gpu_major("gpu_pooled_cache");
   one_case(24, FP2_KERNEL_PORTABLE, 300, 0, 1);
   one_case(32, FP2_KERNEL_PORTABLE, 512, 0, 2);
-  one_case(24, FP2_KERNEL_PORTABLE, 300, 16, 5);
+  one_case(24, FP2_KERNEL_PORTABLE, 300, 64, 5);
   if (major == 9) {
     one_case(32, FP2_KERNEL_SM90, 300, 0, 3);
     one_case(24, FP2_KERNEL_SM90, 512, 0, 4);
-    one_case(32, FP2_KERNEL_SM90, 300, 16, 6);
+    one_case(32, FP2_KERNEL_SM90, 300, 128, 6);
     one_case(24, FP2_KERNEL_SM90, 512, 64, 7);
   }
   return test_result("gpu_pooled_cache");

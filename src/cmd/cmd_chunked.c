@@ -2,9 +2,9 @@
    prompt is split into query chunks of C tokens; chunk c attends to all keys before its end,
    with the index re-run for it (the tail rule applied to the chunk's own last tiles, as a
    serving engine would). Total time and density against the same prompt in one pass. On the
-   gpu in BF16 (K and V contiguous or in pages), each chunk is also run with a pooled cache
-   (fp2_pooled_cache: the means of the blocks earlier chunks pooled are read, not pooled again),
-   right after the same chunk without it; its index must be the same. The gpu times the index
+   gpu in BF16 (K and V contiguous, or in pages the attention reads: FP2_ATTEND_PAGE_MIN keys
+   or more), each chunk is also run with a pooled cache (fp2_pooled_cache: the means of the
+   blocks earlier chunks pooled are read, not pooled again), right after the same chunk without it; its index must be the same. The gpu times the index
    stage twice: as one range (index_ms), and stage by stage in passes of their own (an event
    between two kernels may keep the second from starting early). */
 #include <stdio.h>
@@ -131,7 +131,8 @@ static void emit(FILE *txt, report *rep, int64_t len, const char *mode, int64_t 
 }
 
 /* Why the chunks run without a pooled cache here (NULL: they run with one too): the library's
-   own rules (fp2_check_pooled_cache), asked with stand-ins where only the dtype decides. */
+   own rules (fp2_check_pooled_cache), asked with stand-ins where only the dtype and the page
+   size decide. */
 static const char *no_cache_reason(const experiment_run *x, const problem *full) {
   if (x->backend != BACKEND_GPU) return "the cpu backend has no pooled cache";
   const int any_table[1] = {0};
@@ -209,12 +210,12 @@ static const experiment_cmd chunked_cmd = {
     .usage = "chunked [options]",
     .summary = "Chunked prefill: the prompt in query chunks, each attending to every key before its\n"
                "end with the index re-run per chunk; total time and density against one pass. On the\n"
-               "gpu in BF16 (K and V contiguous or --paged), each chunk also runs with a pooled cache\n"
-               "(the means of the key blocks earlier chunks pooled, read rather than pooled again:\n"
-               "rows chunked+cache, index_vs_uncached), its index checked to be the same. On the gpu\n"
-               "the index stage is timed as one range, in passes of their own beside the ones that\n"
-               "time each stage (index_staged_ms: their sum), so that its kernels start early across\n"
-               "the stages as they do untimed.",
+               "gpu in BF16 (K and V contiguous or --paged 64 and up), each chunk also runs with a\n"
+               "pooled cache (the means of the key blocks earlier chunks pooled, read rather than\n"
+               "pooled again: rows chunked+cache, index_vs_uncached), its index checked to be the\n"
+               "same. On the gpu the index stage is timed as one range, in passes of their own\n"
+               "beside the ones that time each stage (index_staged_ms: their sum), so that its\n"
+               "kernels start early across the stages as they do untimed.",
     .check = check_args,
     .one_len = 1,
     .begin = begin,
