@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Not run: the session's device time left (436 s) could not start a machine. The next
+# session's first call, after VARIANTS="M HEAD" ../../chunk-stage-2026-12-04/build.sh.
 # Call 4 of the paged attention (issue 14, 2026-12-05), with the device time left: ncu of the
 # BF16 sm90 attention at 32K (HEAD = the landed hybrid, as call 3's) contiguous, with pages of
 # 64 (the attention reads them: kPaged, a TMA box a page) and of 16 (the pool's copy, the
