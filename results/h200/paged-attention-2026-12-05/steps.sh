@@ -23,6 +23,16 @@ paged_times() {
   done
   step chunked-HEAD-0 45 $HB chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-HEAD-0.json
 }
+# Calls 1 and 3: HEAD's GPU tests and checks, the checks with pages, the times if gpu_paged
+# passed, memcheck of the two paged tests, the table.
+paged_call() {
+  head_checks
+  paged_checks
+  grep -q "^gpu_paged-HEAD rc=0" $W/steps.txt && paged_times
+  step memcheck-paged-HEAD 60 compute-sanitizer --tool memcheck --error-exitcode 9 $H/gpu_paged
+  step memcheck-pooled-HEAD 60 compute-sanitizer --tool memcheck --error-exitcode 9 $H/gpu_pooled_cache
+  paged_finish
+}
 # The table printed last, then $W packed for the fetch.
 paged_finish() {
   cat $W/steps.txt

@@ -6,9 +6,4 @@
 # checks with pages, the times if gpu_paged passed, memcheck of the two paged tests).
 source results/h200/chunk-stage-2026-12-04/steps.sh
 source results/h200/paged-attention-2026-12-05/steps.sh
-head_checks
-paged_checks
-grep -q "^gpu_paged-HEAD rc=0" $W/steps.txt && paged_times
-step memcheck-paged-HEAD 60 compute-sanitizer --tool memcheck --error-exitcode 9 $H/gpu_paged
-step memcheck-pooled-HEAD 60 compute-sanitizer --tool memcheck --error-exitcode 9 $H/gpu_pooled_cache
-paged_finish
+paged_call
