@@ -138,7 +138,8 @@ static fp2_status quantize(pass *x) {
 static fp2_status pool(pass *x) {
   const int fp8 = x->p->dtype == FP2_FP8;
   return fp2_pool(x->p, x->plan, x->in->k, x->in->v, x->in->pages, x->in->pooled, x->scales, x->w.k_mean,
-                  x->w.v_mean, x->w.kbar, x->w.vbar, fp8 ? (void *)x->w.k8 : x->w.k16, fp8 ? (void *)x->w.v8 : x->w.v16, x->vt, x->stream);
+                  x->w.v_mean, x->w.kbar, x->w.vbar, fp8 ? (void *)x->w.k8 : x->w.k16, fp8 ? (void *)x->w.v8 : x->w.v16,
+                  x->vt, x->stream);
 }
 
 static fp2_status select_blocks(pass *x) {

@@ -168,6 +168,7 @@ fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, cons
 FP2_HD int fp2_pages_copied(const fp2_params *p) {
   return p->dtype == FP2_BF16 && p->page_size > 0 && p->page_size < FP2_ATTEND_PAGE_MIN;
 }
+
 typedef struct fp2_kv_pages {
   const int *table; /* device [batch, max_pages] */
   int max_pages;
@@ -185,16 +186,17 @@ fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages);
    table[b * max_blocks + j]. A pass reads the blocks wholly inside a request's first lk - lq
    keys (those before its queries: the earlier chunks, run with this cache, wrote them) and
    pools the others, writing each full one it pools. BF16 only, K and V contiguous or in pages
-   of FP2_ATTEND_PAGE_MIN keys or more: FP8 re-converts the prefix under the chunk's per-tensor
-   scales, and smaller pages are copied whole for the attention, so both read the prefix anyway. */
+   of FP2_ATTEND_PAGE_MIN keys or more: FP8 re-converts the prefix under the chunk's
+   per-tensor scales, and smaller pages are copied whole for the attention, so both read the
+   prefix anyway. */
 typedef struct fp2_pooled_cache {
   float *k_mean, *v_mean; /* device [rows, hkv, dim], 16-byte aligned */
   const int *table;       /* device [batch, max_blocks] */
   int max_blocks;         /* at least plan->max_blocks */
 } fp2_pooled_cache;
 
-/* FP2_OK where cache is NULL, or one p (its dtype and page size) and plan allow (above); else FP2_ERR_ARG or
-   FP2_ERR_UNSUPPORTED with the reason. Needs no GPU. */
+/* FP2_OK where cache is NULL, or one p (its dtype and page size) and plan allow (above);
+   else FP2_ERR_ARG or FP2_ERR_UNSUPPORTED with the reason. Needs no GPU. */
 fp2_status fp2_check_pooled_cache(const fp2_params *p, const fp2_plan *plan, const fp2_pooled_cache *cache);
 
 /* FP8 (DESIGN.md section 3). The per-tensor scales of q (nq values), k and v (nk each),
@@ -213,17 +215,17 @@ fp2_status fp2_scales_e4m3_paged(const fp2_params *p, const fp2_plan *plan, cons
    itself: this converts Q. */
 fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t *out, cudaStream_t stream);
 
-/* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or
-   the e4m3 code of the mean (as fp2_convert_e4m3's) with the tensor's own scale. k and v are
-   the bf16 inputs, contiguous (pages NULL) or in pages (fp2_kv_pages). FP8 converts K and V
-   on the way (scales[1], scales[2] from fp2_scales_e4m3), writes their codes contiguous to
-   k_out and v_out (8-byte aligned), the attention's operands, and pools the codes' values.
-   BF16 in pages of fewer than FP2_ATTEND_PAGE_MIN keys copies K and V contiguous there
-   (16-byte aligned), for the attention; other BF16 takes k_out and v_out NULL. vt (FP8 with head dim and block 128, else NULL; 16-byte
-   aligned): V's codes and V̄'s also written transposed, as the sm90 kernel reads them, into
-   fp2_attend's workspace, which then takes v = NULL; v_out may then be NULL, and V's codes
-   go only there. cache (NULL: none; fp2_pooled_cache): the blocks of each request's prefix
-   are read from it, not pooled, and the full blocks pooled are written to it. */
+/* Pooled means (f32) and the pooled operands the later stages use: bf16 of the mean, or the
+   e4m3 code of the mean (as fp2_convert_e4m3's) with the tensor's own scale. k and v are the
+   bf16 inputs, contiguous (pages NULL) or in pages (fp2_kv_pages). FP8 converts K and V on the
+   way (scales[1], scales[2] from fp2_scales_e4m3), writes their codes contiguous to k_out and
+   v_out (8-byte aligned), the attention's operands, and pools the codes' values. BF16 in pages
+   of fewer than FP2_ATTEND_PAGE_MIN keys copies K and V contiguous there (16-byte aligned),
+   for the attention; other BF16 takes k_out and v_out NULL. vt (FP8 with head dim and block
+   128, else NULL; 16-byte aligned): V's codes and V̄'s also written transposed, as the sm90
+   kernel reads them, into fp2_attend's workspace, which then takes v = NULL; v_out may then be
+   NULL, and V's codes go only there. cache (NULL: none; fp2_pooled_cache): the blocks of each
+   request's prefix are read from it, not pooled, and the full blocks pooled are written to it. */
 fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const void *k, const void *v,
                     const fp2_kv_pages *pages, const fp2_pooled_cache *cache, const float *scales, float *k_mean,
                     float *v_mean, void *kbar, void *vbar, void *k_out, void *v_out, uint8_t *vt,
@@ -276,8 +278,8 @@ size_t fp2_attend_workspace_bytes(const fp2_params *p, const fp2_plan *plan);
    when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index.
    pages (BF16 only; NULL: contiguous): k and v are pages (fp2_kv_pages), read through the
    table at any page size (fp2_forward gives pages of fewer than FP2_ATTEND_PAGE_MIN keys the
-   pool's contiguous copy instead); FP8's operands are the pool's contiguous codes. FP8 on the sm90 kernel: v NULL says the workspace already
-   holds the transposed values (fp2_pool's vt). */
+   pool's contiguous copy instead); FP8's operands are the pool's contiguous codes. FP8 on the
+   sm90 kernel: v NULL says the workspace already holds the transposed values (fp2_pool's vt). */
 fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
                       const fp2_kv_pages *pages, const void *kbar, const void *vbar, const float *scales,
                       const int *offsets, const int *indices, void *o, void *workspace, size_t workspace_bytes,

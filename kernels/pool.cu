@@ -55,7 +55,7 @@ struct PoolArgs {
   void *out[2];              /* FP8: K's and V's codes for the attention (with vt, V's may be
                                 NULL); BF16: a copy of small pages (fp2_pages_copied), or NULL */
   uint8_t *vt;               /* FP8, sm90 shape: V's codes and then V̄'s, transposed; else NULL */
-  float *cache_mean[2];      /* the pooled cache (BF16, contiguous): k_mean, v_mean; */
+  float *cache_mean[2];      /* the pooled cache (BF16): k_mean, v_mean; */
   const int *cache_table;    /* NULL: none */
   int cache_max_blocks;
 };
@@ -205,7 +205,8 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a, int pool
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
         } else {
-          if (kPaged && a.out[x]) *reinterpret_cast<uint4 *>(static_cast<__nv_bfloat16 *>(a.out[x]) + at[u]) = raw[x][u];
+          if (kPaged && a.out[x]) /* small pages: the attention's copy */
+            *reinterpret_cast<uint4 *>(static_cast<__nv_bfloat16 *>(a.out[x]) + at[u]) = raw[x][u];
           const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw[x][u]);
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += __bfloat162float(b[e]);
@@ -290,7 +291,8 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
   if (fp8 && (!scales || !k_out || (!v_out && !vt)))
     return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k_out, and v_out or vt");
   if (!fp8 && (fp2_pages_copied(p) ? !k_out || !v_out : k_out || v_out))
-    return fp2_fail(FP2_ERR_ARG, "fp2_pool: BF16 takes k_out and v_out with pages of fewer than %d keys, and only then",
+    return fp2_fail(FP2_ERR_ARG,
+                    "fp2_pool: BF16 takes k_out and v_out with pages of fewer than %d keys, and only then",
                     FP2_ATTEND_PAGE_MIN);
   if (vt && (!fp8 || p->dim != kVtRows || p->block != kVtRows))
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: transposed values are FP8 with head dim and block 128 only");

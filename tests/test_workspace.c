@@ -1,11 +1,12 @@
 /* fp2_forward's workspace layout (forward.c), on the host: for BF16 and FP8 and both attention
    kernels, every region fp2_workspace_map gives starts on a 256-byte boundary, holds what
    fp2.h says it holds, overlaps no other and ends inside fp2_workspace_bytes; the FP8-only
-   regions are NULL for BF16, the BF16 copies of K and V only for pages the pool copies
-   (fewer than FP2_ATTEND_PAGE_MIN keys), which pages of more keys take no room for; a workspace too small or misaligned is refused; fp2_check_pages
-   takes the page sizes and page counts fp2.h names, and fp2_check_pooled_cache a cache where
-   fp2.h says it may be used, and nowhere else. The plan is filled by hand (sizes only: the
-   layout reads no device memory), so no GPU is needed. */
+   regions are NULL for BF16, the BF16 copies of K and V only for pages the pool copies (fewer
+   than FP2_ATTEND_PAGE_MIN keys), which pages of more keys take no room for; a workspace too
+   small or misaligned is refused; fp2_check_pages takes the page sizes and page counts fp2.h
+   names, and fp2_check_pooled_cache a cache where fp2.h says it may be used, and nowhere else.
+   The plan is filled by hand (sizes only: the layout reads no device memory), so no GPU is
+   needed. */
 #include <stdint.h>
 #include <string.h>
 
@@ -31,7 +32,8 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
   fp2_params contiguous = p;
   contiguous.page_size = 0;
   const size_t copies = !fp8 && page_size && page_size < FP2_ATTEND_PAGE_MIN ? 2 * nk : 0;
-  EXPECT_MSG(total == fp2_workspace_bytes(&contiguous, &plan) + 2 * copies, "pages of %d keys: %zu bytes of workspace (%zu contiguous)", page_size, total,
+  EXPECT_MSG(total == fp2_workspace_bytes(&contiguous, &plan) + 2 * copies,
+             "pages of %d keys: %zu bytes of workspace (%zu contiguous)", page_size, total,
              fp2_workspace_bytes(&contiguous, &plan));
   const uintptr_t base = 1 << 20; /* never dereferenced */
   fp2_workspace w;
