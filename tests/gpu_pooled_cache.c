@@ -124,8 +124,8 @@ static void one_case(int hq, fp2_kernel kernel, int chunk, int page_size, uint64
   fp2_params paged = p;
   paged.page_size = page_size;
   char what[128], err[320];
-  snprintf(what, sizeof what, "%s g=%d chunks of %d, %s", kernel == FP2_KERNEL_SM90 ? "sm90" : "portable",
-           hq / p.hkv, chunk, page_size == 64 ? "pages of 64" : page_size == 128 ? "pages of 128" : "contiguous");
+  snprintf(what, sizeof what, "%s g=%d chunks of %d, pages of %d (0: contiguous)",
+           kernel == FP2_KERNEL_SM90 ? "sm90" : "portable", hq / p.hkv, chunk, page_size);
   fprintf(stderr, "gpu_pooled_cache: %s\n", what);
   problem pb;
   problem_init(&pb, &p, BATCH, prompt, prompt);
