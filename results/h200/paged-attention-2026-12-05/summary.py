@@ -16,13 +16,14 @@ def rows(f):
         return []
 
 
-runs = [("M", 16, w + "/speedup-M-16.json"), ("HEAD", 16, w + "/res/speedup-paged-16.json"),
-        ("M", 0, w + "/speedup-M-0.json"), ("HEAD", 0, w + "/res/speedup-paged-contiguous.json"),
-        ("HEAD", 64, w + "/res/speedup-paged-64.json")]
-for build, pages, f in runs:
+# speedup-BUILD-PAGES[-ROUND].json (calls 1-3: M's; call 5: every build's), then the records
+# res/speedup-paged-{16,contiguous,64}.json (HEAD's).
+runs = [(f.split("/")[-1][8:-5], f) for f in sorted(glob.glob(w + "/speedup-*.json"))]
+runs += [("HEAD-" + f.split("-")[-1][:-5], f) for f in sorted(glob.glob(w + "/res/speedup-paged-*.json"))]
+for name, f in runs:
     for r in rows(f):
-        print("speedup %-4s pages %-3d %-4s %4dK index %.3f total %.3f attend %.1f TF/s" %
-              (build, pages, r["dtype"], r["len"] // 1024, r["index_ms"], r["total_ms"], r["attend_tflops"]))
+        print("speedup %-18s %-4s %4dK index %.3f total %.3f attend %.1f TF/s" %
+              (name, r["dtype"], r["len"] // 1024, r["index_ms"], r["total_ms"], r["attend_tflops"]))
 for f in sorted(glob.glob(w + "/breakdown-*.json")):
     for r in rows(f):
         print(f.split("/")[-1][:-5], "%dK pool %.3f select %.3f attend %.3f total %.3f" %
