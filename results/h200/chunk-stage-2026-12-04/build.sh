@@ -13,10 +13,11 @@
 #   call 7's 96cbe66 (v19); both lost to N and were reverted (kernels/NOTES.md). The paged
 #   attention's call 1 (../paged-attention-2026-12-05) built b768585 as HEAD;
 # - M: main before the paged attention (b9b03d2: the pool copies paged K and V for it);
-# - P: the paged attention as its call 3 ran it (ba5bec3: the page table read once the stage
-#   is free);
-# - D16: HEAD with page-min-16.patch (FP2_ATTEND_PAGE_MIN 16: the attention reads pages of 16
-#   too, so that their boxes are timed against the pool's copy).
+# - T: HEAD with table-early.patch (the sm90 producer reads the page table before the stage
+#   is free, so that the wait hides its latency);
+# - G: T with gather.patch (pages of 16 gathered by the producer warp's cp.async instead of
+#   copied by the pool; the paged kernel's registers split 56 / 224);
+# - D16: T with page-min-16.patch (FP2_ATTEND_PAGE_MIN 16: pages of 16 a TMA box each, no copy).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
 # HEAD, what call 5 ran; VARIANTS="N HEAD" (call 7) builds and packs only those, and so on.
@@ -26,8 +27,8 @@ here=$PWD/results/h200/chunk-stage-2026-12-04 tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
-declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [M]=b9b03d2 [P]=ba5bec3 [D16]=HEAD [HEAD]=HEAD)
-declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [M]="" [P]="" [D16]="page-min-16" [HEAD]="")
+declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [M]=b9b03d2 [T]=HEAD [G]=HEAD [D16]=HEAD [HEAD]=HEAD)
+declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [M]="" [T]="table-early" [G]="table-early gather" [D16]="table-early page-min-16" [HEAD]="")
 variants=${VARIANTS:-N LV HEAD}
 for n in $variants; do
   rev=${rev_of[$n]:?unknown variant $n}

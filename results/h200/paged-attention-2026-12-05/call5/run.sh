@@ -1,35 +1,41 @@
 #!/usr/bin/env bash
-# Call 5 of the paged attention (issue 14, sixth session of 2026-12-05): the page table read
-# before the stage is free (HEAD) against the read after it (P = ba5bec3), and pages of 16 read
-# by the attention (D16 = HEAD with FP2_ATTEND_PAGE_MIN 16) against the pool's copy (P), built by
-# `VARIANTS="P D16 HEAD" ../../chunk-stage-2026-12-04/build.sh`. Gates: the paged tests of HEAD
-# and D16 and their checks against the oracle; then BF16 speedup without peers, alternated, twice;
-# chunked 128K in 8K chunks with pages of 64, P and HEAD; memcheck of D16's gpu_paged.
+# Not run yet: no device was lent in the sixth session of 2026-12-05. The next session's first
+# call, after `VARIANTS="HEAD T G D16" ../../chunk-stage-2026-12-04/build.sh` (HEAD = main).
+# Call 5 of the paged attention (issue 14): T (the page table read before the stage is free),
+# G (T, and pages of 16 gathered by cp.async instead of copied; registers 56 / 224) and D16 (T,
+# and pages of 16 a TMA box each) against HEAD. Gates: the paged tests of each variant and their
+# checks against the oracle with pages of 16 and 64; then BF16 speedup without peers, alternated
+# (32K-128K, then 128K again); chunked 128K in 8K chunks with pages of 64 (HEAD, T, G) and of 16 (G: with the cache);
+# memcheck of G's paged tests. The table printed last.
 source results/h200/chunk-stage-2026-12-04/steps.sh
 source results/h200/paged-attention-2026-12-05/steps.sh
-D=.carry/d4/D16 P=.carry/d4/P
-for v in HEAD D16; do
+for v in T G D16; do
   step gpu_paged-$v 40 .carry/d4/$v/gpu_paged
   step gpu_pooled_cache-$v 40 .carry/d4/$v/gpu_pooled_cache
+  step check-paged16-$v 60 .carry/d4/$v/fp2bench check --backend gpu --rows 512 --kernel sm90 --paged 16 \
+    --requests 1k,2x300/2k+77,640/4k+77,77
 done
-step gpu_kernels-HEAD 40 $H/gpu_kernels
-step check-paged64-g3 60 $HB check --backend gpu --rows 256 --kernel sm90 --paged 64 --heads 24:8 --len 16k+77
-step check-paged16-sm90-D16 60 $D/fp2bench check --backend gpu --rows 512 --kernel sm90 --paged 16 \
-  --requests 1k,2x300/2k+77,640/4k+77,77
-if grep -q "^gpu_paged-HEAD rc=0" $W/steps.txt && grep -q "^gpu_paged-D16 rc=0" $W/steps.txt; then
-  S="speedup --backend gpu --peers none --len 32k,64k,128k --dtype bf16"
-  for r in 1 2; do
-    step speedup-P-0-$r 40 $P/fp2bench $S --out $W/speedup-P-0-$r.json
-    step speedup-P-64-$r 40 $P/fp2bench $S --paged 64 --out $W/speedup-P-64-$r.json
-    step speedup-HEAD-64-$r 40 $HB $S --paged 64 --out $W/speedup-HEAD-64-$r.json
-    step speedup-P-16-$r 40 $P/fp2bench $S --paged 16 --out $W/speedup-P-16-$r.json
-    step speedup-D16-16-$r 40 $D/fp2bench $S --paged 16 --out $W/speedup-D16-16-$r.json
-    step speedup-HEAD-0-$r 40 $HB $S --out $W/speedup-HEAD-0-$r.json
+step gpu_kernels-G 40 .carry/d4/G/gpu_kernels
+step check-paged64-G 60 .carry/d4/G/fp2bench check --backend gpu --rows 256 --kernel sm90 --paged 64 --heads 24:8 \
+  --len 16k+77
+passed() { grep -q "^gpu_paged-$1 rc=0" $W/steps.txt && grep -q "^check-paged16-$1 rc=0" $W/steps.txt; }
+for r in 1 2; do
+  S="speedup --backend gpu --peers none --dtype bf16 --len $([ $r = 1 ] && echo 32k,64k,128k || echo 128k)"
+  step speedup-HEAD-0-$r 40 $HB $S --out $W/speedup-HEAD-0-$r.json
+  step speedup-HEAD-64-$r 40 $HB $S --paged 64 --out $W/speedup-HEAD-64-$r.json
+  step speedup-HEAD-16-$r 40 $HB $S --paged 16 --out $W/speedup-HEAD-16-$r.json
+  for v in T G D16; do
+    passed $v || continue
+    for pg in 64 16; do
+      [ $v = D16 ] && [ $pg = 64 ] && continue # D16's pages of 64 are T's
+      step speedup-$v-$pg-$r 40 .carry/d4/$v/fp2bench $S --paged $pg --out $W/speedup-$v-$pg-$r.json
+    done
   done
-  for v in P HEAD; do
-    step chunked-$v-64 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k --paged 64 \
-      --out $W/chunked-$v-64.json
-  done
-fi
-step memcheck-paged-D16 60 compute-sanitizer --tool memcheck --error-exitcode 9 $D/gpu_paged
+done
+C="chunked --backend gpu --len 128k --chunk 8k"
+step chunked-HEAD-64 50 $HB $C --paged 64 --out $W/chunked-HEAD-64.json
+for v in T G; do passed $v && step chunked-$v-64 50 .carry/d4/$v/fp2bench $C --paged 64 --out $W/chunked-$v-64.json; done
+passed G && step chunked-G-16 50 .carry/d4/G/fp2bench $C --paged 16 --out $W/chunked-G-16.json
+step memcheck-paged-G 60 compute-sanitizer --tool memcheck --error-exitcode 9 .carry/d4/G/gpu_paged
+step memcheck-pooled-G 60 compute-sanitizer --tool memcheck --error-exitcode 9 .carry/d4/G/gpu_pooled_cache
 paged_finish
