@@ -117,7 +117,7 @@ def measure(torch, fp2, name, lq, lk, calls, seed):
     kernel_us = sum(e.time_range.elapsed_us() for e in kernels) / (calls + 1)
 
     # The library call as fp2.forward makes it, its arguments built once.
-    entry = fp2._entry(fp2._inputs(q, k, v, cu_q, cu_k, {})[3])
+    entry = fp2._entry(fp2._inputs(q, k, v, cu_q, cu_k, {})[-1])
     inputs = fp2.Inputs(q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), o=out.data_ptr())
     lib, stream = fp2._lib(), torch.cuda.current_stream().cuda_stream
     args = (ctypes.byref(entry.params), ctypes.byref(entry.plan), ctypes.byref(inputs), ws.data_ptr(),

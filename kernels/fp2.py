@@ -10,9 +10,11 @@ first call that needs it.
 
 q is bf16 [total_q, Hq, D], k and v bf16 [total_k, Hkv, D], contiguous, on one CUDA device
 (torch tensors, or objects with __cuda_array_interface__ whose typestr is '<V2' for bf16, as
-ml_dtypes names it). cu_seqlens_q and cu_seqlens_k are the host-side prefix sums
-[0, L(0), L(0) + L(1), ...] of the requests' query and key counts (a list, tuple or CPU
-tensor: reading a device tensor would synchronise, which a graph capture forbids). Request
+ml_dtypes names it); or k and v in a serving engine's pages with page_table=, and the
+pooled means kept across a prefill's chunks with pooled= (see forward). cu_seqlens_q and
+cu_seqlens_k are the host-side prefix sums [0, L(0), L(0) + L(1), ...] of the requests' query
+and key counts (a list, tuple or CPU tensor: reading a device tensor would synchronise, which a
+graph capture forbids). Request
 b's queries are the last L_q(b) of its L_k(b) positions, causal against all L_k(b) keys:
 L_q < L_k is a chunk of a prefill, L_q = L_k a whole prompt (kernels/README.md).
 
@@ -81,15 +83,27 @@ class StageEvents(ctypes.Structure):
     _fields_ = [("at", ctypes.c_void_p * (STAGES + 1))]
 
 
+class KvPages(ctypes.Structure):
+    """fp2_kv_pages."""
+    _fields_ = [("table", _int_p), ("max_pages", ctypes.c_int), ("num_pages", ctypes.c_int)]
+
+
+class PooledCache(ctypes.Structure):
+    """fp2_pooled_cache."""
+    _fields_ = [("k_mean", ctypes.c_void_p), ("v_mean", ctypes.c_void_p), ("table", _int_p),
+                ("max_blocks", ctypes.c_int)]
+
+
 class Inputs(ctypes.Structure):
     """fp2_inputs."""
     _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
                 ("offsets", _int_p), ("indices", _int_p), ("events", ctypes.POINTER(StageEvents)),
-                ("pages", ctypes.c_void_p), ("pooled", ctypes.c_void_p)]
+                ("pages", ctypes.POINTER(KvPages)), ("pooled", ctypes.POINTER(PooledCache))]
 
 
 # The C names of the mirrors, for the layout test (tests/test_binding.py).
-STRUCTS = {"fp2_params": Params, "fp2_plan": Plan, "fp2_stage_events": StageEvents, "fp2_inputs": Inputs}
+STRUCTS = {"fp2_params": Params, "fp2_plan": Plan, "fp2_stage_events": StageEvents, "fp2_kv_pages": KvPages,
+           "fp2_pooled_cache": PooledCache, "fp2_inputs": Inputs}
 
 
 class Error(Exception):
@@ -138,6 +152,7 @@ def _lib():
         lib.fp2_plan_destroy.restype = None
         lib.fp2_plan_destroy.argtypes = [P(Plan)]
         lib.fp2_sm90_supports_shape.argtypes = [P(Params)]
+        lib.fp2_check_pages.argtypes = [P(Params), P(KvPages)]
         lib.fp2_workspace_bytes.restype = c_size_t
         lib.fp2_workspace_bytes.argtypes = [P(Params), P(Plan)]
         lib.fp2_forward.argtypes = [P(Params), P(Plan), P(Inputs), c_void_p, c_size_t, c_void_p]
@@ -171,7 +186,7 @@ class _Array:
         self.ptr, self.shape, self.dtype, self.device, self.contiguous = ptr, shape, dtype, device, contiguous
 
 
-_TYPESTRS = {"<V2": "bf16", "|u1": "uint8", "<i4": "int32", "<f2": "float16", "<f4": "float32"}
+_TYPESTRS = {"<V2": "bf16", "|u1": "uint8", "<i4": "int32", "<i8": "int64", "<f2": "float16", "<f4": "float32"}
 
 
 _torch_dtypes = {}  # torch dtype -> the names _need takes, filled at the first torch tensor
@@ -219,7 +234,7 @@ def prefix_sums(lengths):
 
 
 def _lengths(cu, name, total):
-    """The per-request lengths of host-side prefix sums ending at total."""
+    """The per-request lengths of host-side prefix sums ending at total (None: at any)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(cu, torch.Tensor):
         if cu.is_cuda:
@@ -231,7 +246,7 @@ def _lengths(cu, name, total):
     cu = [int(c) for c in cu]
     if len(cu) < 2 or cu[0] != 0:
         raise ValueError(f"fp2: {name} must start at 0 and hold batch + 1 offsets, got {cu}")
-    if cu[-1] != total:
+    if total is not None and cu[-1] != total:
         raise ValueError(f"fp2: {name} ends at {cu[-1]}, but the tensor has {total} rows")
     lengths = tuple(b - a for a, b in zip(cu, cu[1:]))
     for b, n in enumerate(lengths):
@@ -284,11 +299,11 @@ def _entry(key):
     if torch is not None and torch.cuda.is_current_stream_capturing():
         raise RuntimeError("fp2: no plan for these shapes, lengths and options yet, and creating one allocates: "
                            "call forward (or workspace_bytes) once before capturing")
-    device, hq, hkv, dim, options, lq, lk = key
+    device, hq, hkv, dim, page_size, options, lq, lk = key
     dtype, alpha, block, qtile, sink, window, recent, correction, kernel = options
     p = Params(hq=hq, hkv=hkv, dim=dim, block=block, qtile=qtile, alpha=alpha, sink=sink, window=window,
                recent=recent, correction=int(correction), dtype=_DTYPES[dtype],
-               kernel=KERNEL_SM90 if kernel == "sm90" else KERNEL_PORTABLE)
+               kernel=KERNEL_SM90 if kernel == "sm90" else KERNEL_PORTABLE, page_size=page_size)
     lib = _lib()
     batch = len(lq)
     plan = Plan()
@@ -312,13 +327,20 @@ def _same_device(arrays, names):
         raise ValueError(f"fp2: {names} are on different devices ({sorted(devices)})")
 
 
-def _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options):
-    """The checked arrays of q, k, v and the key of their plan."""
+def _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options, page_table=None):
+    """The checked arrays of q, k, v, the page table's (None: K and V contiguous) with its
+    fp2_kv_pages, and the key of their plan."""
     qa, ka, va = _array(q, "q"), _array(k, "k"), _array(v, "v")
     _need(qa, "q", "bf16", (None, None, None))
     total_q, hq, dim = qa.shape
-    _need(ka, "k", "bf16", (None, None, dim))
-    total_k, hkv, _ = ka.shape
+    if page_table is None:
+        _need(ka, "k", "bf16", (None, None, dim))
+        total_k, hkv, _ = ka.shape
+        page_size = 0
+    else:  # pages [num_pages, page_size, Hkv, D]: they hold any number of keys
+        _need(ka, "k", "bf16", (None, None, None, dim))
+        _, page_size, hkv, _ = ka.shape
+        total_k = None
     _need(va, "v", "bf16", ka.shape)
     if hkv == 0 or hq % hkv != 0:
         raise ValueError(f"fp2: {hq} query heads are not a multiple of {hkv} KV heads")
@@ -334,13 +356,47 @@ def _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options):
         if nq > nk:
             raise ValueError(f"fp2: request {b} has {nq} queries but {nk} keys (L_q <= L_k: its queries are the "
                              f"last of its positions)")
-    return qa, ka, va, (qa.device, hq, hkv, dim, _options(**options), lq, lk)
+    pages = None if page_table is None else _kv_pages(page_table, ka, lk, qa)
+    return qa, ka, va, pages, (qa.device, hq, hkv, dim, page_size, _options(**options), lq, lk)
 
 
-def workspace_bytes(q, k, v, cu_seqlens_q, cu_seqlens_k, **options):
-    """Bytes of workspace forward needs for these tensors, lengths and options (creating and
-    caching the plan): preallocate it as a uint8 CUDA tensor of this many bytes."""
-    return _entry(_inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options)[3]).workspace_bytes
+def _kv_pages(page_table, ka, lk, qa):
+    """The checked page table (int32 [batch, max_pages] on q's device, naming a page for each of
+    a request's keys) and its fp2_kv_pages, which the library's own check accepts."""
+    ta = _need(_array(page_table, "page_table"), "page_table", "int32", (len(lk), None))
+    _same_device((qa, ta), "q and page_table")
+    num_pages, page_size = ka.shape[:2]
+    max_pages = ta.shape[1]
+    pages = KvPages(table=ctypes.cast(ta.ptr, _int_p), max_pages=max_pages, num_pages=num_pages)
+    p = Params(page_size=page_size)  # all fp2_check_pages reads of the params
+    _check(_lib().fp2_check_pages(ctypes.byref(p), ctypes.byref(pages)))
+    for b, n in enumerate(lk):
+        if n > max_pages * page_size:
+            raise ValueError(f"fp2: page_table has {max_pages} columns, but request {b}'s {n} keys need "
+                             f"{-(-n // page_size)} pages of {page_size}")
+    return ta, pages
+
+
+def _pooled_cache(pooled, hkv, dim, batch):
+    """The checked arrays of pooled = (k_mean, v_mean, table) and their fp2_pooled_cache; what
+    depends on the plan (enough columns, BF16, the page size) the library checks before any
+    CUDA work."""
+    if not isinstance(pooled, (tuple, list)) or len(pooled) != 3:
+        raise TypeError("fp2: pooled must be (k_mean, v_mean, table)")
+    km = _need(_array(pooled[0], "pooled k_mean"), "pooled k_mean", "float32", (None, hkv, dim))
+    vm = _need(_array(pooled[1], "pooled v_mean"), "pooled v_mean", "float32", km.shape)
+    ta = _need(_array(pooled[2], "pooled table"), "pooled table", "int32", (batch, None))
+    for a, name in ((km, "pooled k_mean"), (vm, "pooled v_mean")):
+        if a.ptr % _ALIGN_INPUT != 0:
+            raise ValueError(f"fp2: {name} must be {_ALIGN_INPUT}-byte aligned")
+    cache = PooledCache(k_mean=km.ptr, v_mean=vm.ptr, table=ctypes.cast(ta.ptr, _int_p), max_blocks=ta.shape[1])
+    return (km, vm, ta), cache
+
+
+def workspace_bytes(q, k, v, cu_seqlens_q, cu_seqlens_k, *, page_table=None, **options):
+    """Bytes of workspace forward needs for these tensors, lengths, page table and options
+    (creating and caching the plan): preallocate it as a uint8 CUDA tensor of this many bytes."""
+    return _entry(_inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options, page_table)[-1]).workspace_bytes
 
 
 def clear_plans():
@@ -368,13 +424,24 @@ def _stream_handle(stream, device):
     return getattr(stream, "cuda_stream", stream)
 
 
-def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, out=None, workspace=None, stream=None, **options):
+def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, page_table=None, pooled=None, out=None, workspace=None,
+            stream=None, **options):
     """Block-sparse prefill attention over a batch (fp2_forward): returns o, bf16 like q.
 
     q [total_q, Hq, D], k and v [total_k, Hkv, D] bf16; cu_seqlens_q, cu_seqlens_k host prefix
-    sums (see the module's doc). Options, with fp2bench's defaults: dtype 'bf16' or 'fp8' (the
-    precision of the pass; the inputs are bf16 either way), alpha 0.1 (keep a block whose energy
-    is at least alpha times the tile's largest; 0 keeps every causal block: dense attention),
+    sums (see the module's doc). page_table: K and V in a serving engine's page cache instead
+    (vLLM's and FlashInfer's NHD layout), k and v bf16 [num_pages, page_size, Hkv, D] with
+    page_size 16, 64, 128 or 256, and page_table an int32 CUDA tensor [batch, max_pages]: key t
+    of request b at row t % page_size of page page_table[b, t // page_size], every one of the
+    request's keys in a page the table names (the table's contents are not read on the host).
+    pooled: (k_mean, v_mean, table), the pooled means kept across the chunks of a prefill
+    (fp2_pooled_cache, BF16, K and V contiguous or in pages of 64 keys or more): k_mean and
+    v_mean float32 [rows, Hkv, D], table int32 [batch, max_blocks] on the device, key block j of
+    request b (its keys 128 j ..) at row table[b, j]; the pass reads the blocks of a request's
+    keys before its queries from it and writes each full block it pools.
+    Options, with fp2bench's defaults: dtype 'bf16' or 'fp8' (the precision of the pass; the
+    inputs are bf16 either way), alpha 0.1 (keep a block whose energy is at least alpha times
+    the tile's largest; 0 keeps every causal block: dense attention),
     block 128, qtile 128, sink 2 and window 4 (blocks always kept), recent 2 (tail tiles that
     keep every causal block), correction True (pooled virtual keys for unselected blocks),
     kernel 'auto' (sm90 on a compute capability 9.x GPU where it takes the shape, else
@@ -384,7 +451,8 @@ def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, out=None, workspace=None, st
     torch.cuda.Stream or a cudaStream_t as an int (None: torch's current stream, or the legacy
     default stream without torch). Errors in the arguments raise ValueError or TypeError before
     any CUDA work; the library's failures raise Error's subclasses with its message."""
-    qa, ka, va, key = _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options)
+    qa, ka, va, pages, key = _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options, page_table)
+    cache = None if pooled is None else _pooled_cache(pooled, key[2], key[3], len(key[-1]))
     torch = sys.modules.get("torch")
     is_torch = torch is not None and isinstance(q, torch.Tensor)
     if not is_torch and (out is None or workspace is None):
@@ -394,7 +462,8 @@ def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, out=None, workspace=None, st
     wa = None if workspace is None else _need(_array(workspace, "workspace"), "workspace", "uint8", (None,))
     if wa is not None and wa.ptr % _ALIGN_WORKSPACE != 0:
         raise ValueError(f"fp2: workspace must be {_ALIGN_WORKSPACE}-byte aligned")
-    _same_device([a for a in (qa, oa, wa) if a is not None], "q, out and workspace")
+    _same_device([a for a in (qa, oa, wa) + (cache[0] if cache else ()) if a is not None],
+                 "q, out, workspace and pooled")
     entry = _entry(key)
     if out is None:
         out = torch.empty_like(q)
@@ -404,7 +473,8 @@ def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, out=None, workspace=None, st
         wa = _array(workspace, "workspace")
     if wa.shape[0] < entry.workspace_bytes:
         raise ValueError(f"fp2: workspace of {wa.shape[0]} bytes, {entry.workspace_bytes} needed")
-    inputs = Inputs(q=qa.ptr, k=ka.ptr, v=va.ptr, o=oa.ptr)
+    inputs = Inputs(q=qa.ptr, k=ka.ptr, v=va.ptr, o=oa.ptr, pages=ctypes.pointer(pages[1]) if pages else None,
+                    pooled=ctypes.pointer(cache[1]) if cache else None)
     with _device(qa.device):
         handle = _stream_handle(stream, qa.device)
         _check(_lib().fp2_forward(ctypes.byref(entry.params), ctypes.byref(entry.plan), ctypes.byref(inputs),
@@ -421,40 +491,57 @@ class Prepared:
     and it can be captured in a CUDA graph. It uses the cached plan: clear_plans() only once
     no Prepared (nor graph) that uses one is left."""
 
-    def __init__(self, entry, q_shape, kv_shape, device, workspace, workspace_ptr):
+    def __init__(self, entry, q_shape, kv_shape, table_shape, device, workspace, workspace_ptr):
         import torch
-        self._bf16 = torch.bfloat16
-        self._shapes = (q_shape, kv_shape, kv_shape, q_shape)
+        bf16 = torch.bfloat16
+        self._names = ("q", "k", "v", "out") + (("page_table",) if table_shape else ())
+        self._shapes = (q_shape, kv_shape, kv_shape, q_shape) + ((table_shape,) if table_shape else ())
+        self._dtypes = (bf16, bf16, bf16, bf16) + ((torch.int32,) if table_shape else ())
+        self._pooled_shape = (kv_shape[-2], kv_shape[-1], entry.plan.batch)  # Hkv, D, batch
         self._device, self._workspace = device, workspace  # the workspace kept alive with the plan
         self._inputs = Inputs()
+        self._pages = KvPages(max_pages=table_shape[1], num_pages=kv_shape[0]) if table_shape else None
+        if self._pages is not None:
+            self._inputs.pages = ctypes.pointer(self._pages)
         self._forward = _lib().fp2_forward
         self._fixed = (ctypes.byref(entry.params), ctypes.byref(entry.plan), ctypes.byref(self._inputs))
         self._ws = (workspace_ptr, entry.workspace_bytes)
 
-    def __call__(self, q, k, v, out, stream=None):
-        """o = out: the pass on q, k, v (stream: a torch.cuda.Stream or a cudaStream_t as an
-        int; None: torch's current stream)."""
-        tensors = (q, k, v, out)
-        for t, shape, name in zip(tensors, self._shapes, ("q", "k", "v", "out")):
-            if t.shape != shape or t.dtype != self._bf16 or t.get_device() != self._device or not t.is_contiguous():
-                raise ValueError(f"fp2: {name} must be a contiguous bf16 tensor of shape {list(shape)} on cuda:"
-                                 f"{self._device} (as prepared), not {t.dtype} {list(t.shape)} on {t.device}")
+    def __call__(self, q, k, v, out, stream=None, *, page_table=None, pooled=None):
+        """o = out: the pass on q, k, v, in pages of page_table if prepared with one, with the
+        pooled cache if given (forward's; checked in full at each call) (stream: a
+        torch.cuda.Stream or a cudaStream_t as an int; None: torch's current stream)."""
+        if (page_table is None) != (self._pages is None):
+            raise ValueError("fp2: prepared " + ("with a page table: give page_table" if self._pages is not None else
+                                                 "without a page table: prepare with one to give page_table"))
+        tensors = (q, k, v, out) + ((page_table,) if self._pages is not None else ())
+        for t, shape, dtype, name in zip(tensors, self._shapes, self._dtypes, self._names):
+            if t.shape != shape or t.dtype != dtype or t.get_device() != self._device or not t.is_contiguous():
+                raise ValueError(f"fp2: {name} must be a contiguous {str(dtype)[6:]} tensor of shape {list(shape)} "
+                                 f"on cuda:{self._device} (as prepared), not {t.dtype} {list(t.shape)} on {t.device}")
+        cache = None if pooled is None else _pooled_cache(pooled, *self._pooled_shape)
+        if cache and any(a.device != self._device for a in cache[0]):
+            raise ValueError(f"fp2: pooled must be on cuda:{self._device} (as prepared)")
         inp = self._inputs
         inp.q, inp.k, inp.v, inp.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+        if self._pages is not None:
+            self._pages.table = ctypes.cast(page_table.data_ptr(), _int_p)
+        inp.pooled = ctypes.pointer(cache[1]) if cache else None
         with _device(self._device):
             _check(self._forward(*self._fixed, *self._ws, _stream_handle(stream, self._device)))
         return out
 
 
-def prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, *, workspace=None, **options):
-    """A Prepared pass for torch tensors shaped like q, k, v, with these lengths and options
-    (forward's): the plan is created (allocating and synchronising, once) and the workspace
-    allocated when not given. q, k and v are checked as forward checks them, and only their
-    shapes, dtype and device are kept."""
+def prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, *, page_table=None, workspace=None, **options):
+    """A Prepared pass for torch tensors shaped like q, k, v (and page_table: K and V in pages,
+    as forward takes them), with these lengths and options (forward's): the plan is created
+    (allocating and synchronising, once) and the workspace allocated when not given. The
+    arguments are checked as forward checks them, and only their shapes, dtype and device are
+    kept."""
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(q, torch.Tensor):
         raise TypeError("fp2: prepare takes torch tensors (forward takes any __cuda_array_interface__)")
-    qa, ka, va, key = _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options)
+    qa, ka, va, pages, key = _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options, page_table)
     entry = _entry(key)
     if workspace is None:
         workspace = torch.empty(entry.workspace_bytes, dtype=torch.uint8, device=q.device)
@@ -464,4 +551,4 @@ def prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, *, workspace=None, **options):
     if wa.shape[0] < entry.workspace_bytes:
         raise ValueError(f"fp2: workspace of {wa.shape[0]} bytes, {entry.workspace_bytes} needed")
     _same_device((qa, wa), "q and workspace")
-    return Prepared(entry, q.shape, k.shape, qa.device, workspace, wa.ptr)
+    return Prepared(entry, q.shape, k.shape, pages[0].shape if pages else None, qa.device, workspace, wa.ptr)

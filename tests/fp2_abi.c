@@ -49,6 +49,17 @@ int main(void) {
   SIZE(fp2_stage_events);
   FIELD(fp2_stage_events, at);
 
+  SIZE(fp2_kv_pages);
+  FIELD(fp2_kv_pages, table);
+  FIELD(fp2_kv_pages, max_pages);
+  FIELD(fp2_kv_pages, num_pages);
+
+  SIZE(fp2_pooled_cache);
+  FIELD(fp2_pooled_cache, k_mean);
+  FIELD(fp2_pooled_cache, v_mean);
+  FIELD(fp2_pooled_cache, table);
+  FIELD(fp2_pooled_cache, max_blocks);
+
   SIZE(fp2_inputs);
   FIELD(fp2_inputs, q);
   FIELD(fp2_inputs, k);

@@ -9,7 +9,11 @@ one. Each case runs forward eagerly, then captures the same call under torch.cud
 and workspace preallocated, replays it on new inputs copied into the same tensors and checks the
 replay against the reference and, bit for bit, against an eager call on those inputs; that a
 prepared call (fp2.prepare) gives the eager call's output bit for bit and refuses a tensor of
-another shape; and that kernel='auto' gives the output of the kernel it should pick.
+another shape; and that kernel='auto' gives the output of the kernel it should pick. Then K and V
+in pages of 16 and of 64 keys, shuffled among spare pages and NaN wherever no key lies (forward
+and a prepared call with page_table, at the default alpha, so that the index counts too) give the
+contiguous pass's output bit for bit; and a chunk run with a pooled cache that a pass over its
+prefix filled (pages of 64) gives the chunk run without it, bit for bit.
 Run from the repository root: FP2_LIB=build/libfp2.so python3 tests/gpu_binding.py
 Exit codes: 0 all passed, 1 a check failed, 77 no torch or no CUDA GPU."""
 import math
@@ -73,6 +77,63 @@ def check_close(o, ref, what):
     check(bool(torch.isfinite(o).all()) and not bool(bad.any()) and l2 <= L2_TOL, what, detail)
 
 
+def paged(x, lengths, page_size, seed):
+    """x [sum lengths, Hkv, D] in pages of page_size keys, each request's pages drawn shuffled
+    among three spare ones, NaN wherever no key lies: (pages [num_pages, page_size, Hkv, D], the
+    page table [batch, max_pages] int32 on the device)."""
+    counts = [-(-n // page_size) for n in lengths]
+    order = torch.randperm(sum(counts) + 3, generator=torch.Generator().manual_seed(seed)).tolist()
+    pages = torch.full((len(order), page_size) + tuple(x.shape[1:]), float("nan"), dtype=x.dtype, device=x.device)
+    table = torch.zeros(len(lengths), max(counts), dtype=torch.int32)
+    for b, (x0, n) in enumerate(zip(fp2.prefix_sums(lengths), lengths)):
+        for j in range(counts[b]):
+            page = order.pop()
+            table[b, j] = page
+            rows = x[x0 + j * page_size:x0 + min(n, (j + 1) * page_size)]
+            pages[page, :rows.shape[0]] = rows
+    return pages, table.cuda()
+
+
+def paged_case(hq, hkv, kernel, seed, page_size):
+    what = f"{hq}:{hkv} heads, kernel {kernel}, pages of {page_size}"
+    cu_q, cu_k = fp2.prefix_sums(LQ), fp2.prefix_sums(LK)
+    q, k, v = inputs(hq, hkv, seed)
+    contiguous = fp2.forward(q, k, v, cu_q, cu_k, kernel=kernel)
+    (kp, table), (vp, _) = paged(k, LK, page_size, seed), paged(v, LK, page_size, seed)
+    o = fp2.forward(q, kp, vp, cu_q, cu_k, page_table=table, kernel=kernel)
+    run = fp2.prepare(q, kp, vp, cu_q, cu_k, page_table=table, kernel=kernel)
+    prepared = torch.full_like(q, float("nan"))
+    run(q, kp, vp, prepared, page_table=table)
+    torch.cuda.synchronize()
+    check(torch.equal(o, contiguous), f"{what}: forward = the contiguous pass, bit for bit",
+          f"max difference {(o.double() - contiguous.double()).abs().nan_to_num(float('inf')).max().item():.3g}")
+    check(torch.equal(prepared, contiguous), f"{what}: prepared call = the contiguous pass, bit for bit")
+
+
+def pooled_case(hq, hkv, kernel, seed):
+    """Requests 1 and 3 (the chunks): a pass over the keys before their queries fills the cache,
+    then the chunk runs with it and without."""
+    what = f"{hq}:{hkv} heads, kernel {kernel}, pooled cache, pages of 64"
+    lq, lk = [LQ[1], LQ[3]], [LK[1], LK[3]]
+    prefix = [n - m for n, m in zip(lk, lq)]
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    k, v = (torch.randn(sum(lk), hkv, D, generator=g, device="cuda").to(torch.bfloat16) for _ in range(2))
+    (kp, table), (vp, _) = paged(k, lk, 64, seed), paged(v, lk, 64, seed)
+    blocks = -(-max(lk) // 128)
+    rows = torch.randperm(2 * blocks, generator=torch.Generator().manual_seed(seed)).to(torch.int32)
+    means = [torch.full((2 * blocks, hkv, D), float("nan"), device="cuda") for _ in range(2)]
+    cache = (means[0], means[1], rows.view(2, blocks).cuda())
+    q_prefix = torch.randn(sum(prefix), hq, D, generator=g, device="cuda").to(torch.bfloat16)
+    q = torch.randn(sum(lq), hq, D, generator=g, device="cuda").to(torch.bfloat16)
+    opts = dict(page_table=table, kernel=kernel)
+    fp2.forward(q_prefix, kp, vp, fp2.prefix_sums(prefix), fp2.prefix_sums(prefix), pooled=cache, **opts)
+    cached = fp2.forward(q, kp, vp, fp2.prefix_sums(lq), fp2.prefix_sums(lk), pooled=cache, **opts)
+    fresh = fp2.forward(q, kp, vp, fp2.prefix_sums(lq), fp2.prefix_sums(lk), **opts)
+    torch.cuda.synchronize()
+    check(torch.equal(cached, fresh), f"{what}: the chunk with the cache = without it, bit for bit",
+          f"max difference {(cached.double() - fresh.double()).abs().nan_to_num(float('inf')).max().item():.3g}")
+
+
 def one_case(hq, hkv, kernel, seed, is_auto):
     what = f"{hq}:{hkv} heads, kernel {kernel}"
     cu_q, cu_k = fp2.prefix_sums(LQ), fp2.prefix_sums(LK)
@@ -122,13 +183,15 @@ def main():
     kernels = ["portable", "sm90"] if major == 9 else ["portable"]
     auto = kernels[-1]  # what kernel='auto' runs at D = 128, block and qtile 128
     seed = 1
-    for kernel in kernels:
-        for hq, hkv in ((32, 8), (24, 8)):
-            try:
-                one_case(hq, hkv, kernel, seed, kernel == auto)
-            except Exception as e:  # one line, and the next case still runs
-                check(False, f"{hq}:{hkv} heads, kernel {kernel}", f"{type(e).__name__}: {e}")
-            seed += 1
+    cases = [(one_case, hq, hkv, kernel, kernel == auto) for kernel in kernels for hq, hkv in ((32, 8), (24, 8))]
+    cases += [(paged_case, 24, 8, kernel, page_size) for kernel in kernels for page_size in (16, 64)]
+    cases += [(pooled_case, 32, 8, kernel) for kernel in kernels]
+    for case, hq, hkv, kernel, *rest in cases:
+        try:
+            case(hq, hkv, kernel, seed, *rest)
+        except Exception as e:  # one line, and the next case still runs
+            check(False, f"{case.__name__} {hq}:{hkv} heads, kernel {kernel}", f"{type(e).__name__}: {e}")
+        seed += 1
     fp2.clear_plans()
     return finish()
 

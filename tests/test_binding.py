@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """test_binding.py: the side of the Python binding (kernels/fp2.py) that needs no GPU: its ctypes
 structs and constants against the C compiler's layout of fp2.h (printed by fp2_abi, the program
-named as the argument), fp2_status mapped to exceptions with fp2_error_message() (through
-FP2_LIB's library, on a call that needs no GPU), and forward's refusals of bad arguments, each
-raised before any CUDA work, on stand-ins with __cuda_array_interface__ (their pointers are never
-used). With torch installed, also a CPU tensor refused. And experiments/binding_overhead.py's
-refusals of bad arguments (exit 2), which come before it needs torch. Usage: test_binding.py
-FP2_ABI.
+named as the argument), fp2_status mapped to exceptions with fp2_error_message() (through FP2_LIB's
+library, on a call that needs no GPU), and forward's refusals of bad arguments (with K and V
+contiguous, or in pages with a pooled cache), each raised before any CUDA work, on stand-ins with
+__cuda_array_interface__ (their pointers are never used). With torch installed, also a CPU tensor
+refused. And experiments/binding_overhead.py's refusals of bad arguments (exit 2), which come
+before it needs torch. Usage: test_binding.py FP2_ABI.
 Exit codes: 0 all passed, 1 a check failed."""
 import os
 import subprocess
@@ -113,6 +113,36 @@ def check_refusals():
             workspace=Fake((1024,), "|u1", ptr=(1 << 20) + 16))
 
 
+def check_paged_refusals():
+    """forward with a page table (K and V [num_pages, page_size, Hkv, D]) and a pooled cache."""
+    hq, hkv, d, ps = 8, 2, 128, 64
+    lq, lk = [0, 100, 130], [0, 300, 330]  # requests of 300 and 30 keys: 5 and 1 pages of 64
+    q, kp, vp = Fake((130, hq, d)), Fake((9, ps, hkv, d)), Fake((9, ps, hkv, d))
+    table = Fake((2, 5), "<i4")
+    ok = dict(out=Fake((130, hq, d)), workspace=Fake((1024,), "|u1"))
+    refused("contiguous k with a page table", ValueError, "k has shape [330, 2, 128], expected [*, *, *, 128]", q,
+            Fake((330, hkv, d)), Fake((330, hkv, d)), lq, lk, page_table=table, **ok)
+    refused("v unlike k in pages", ValueError, "v has shape [9, 16, 2, 128], expected [9, 64, 2, 128]", q, kp,
+            Fake((9, 16, hkv, d)), lq, lk, page_table=table, **ok)
+    refused("a page table of int64", TypeError, "page_table must be int32, not int64", q, kp, vp, lq, lk,
+            page_table=Fake((2, 5), "<i8"), **ok)
+    refused("a page table of another batch", ValueError, "page_table has shape [3, 5], expected [2, *]", q, kp, vp,
+            lq, lk, page_table=Fake((3, 5), "<i4"), **ok)
+    refused("a page table too narrow", ValueError, "page_table has 4 columns, but request 0's 300 keys need 5 pages",
+            q, kp, vp, lq, lk, page_table=Fake((2, 4), "<i4"), **ok)
+    refused("pages of 32 keys", fp2.ArgumentError, "page_size 32: the pages hold 16, 64, 128 or 256 keys", q,
+            Fake((18, 32, hkv, d)), Fake((18, 32, hkv, d)), lq, lk, page_table=Fake((2, 10), "<i4"), **ok)
+    means, blocks = Fake((4, hkv, d), "<f4"), Fake((2, 3), "<i4")
+    refused("pooled not a triple", TypeError, "pooled must be (k_mean, v_mean, table)", q, kp, vp, lq, lk,
+            page_table=table, pooled=(means, means), **ok)
+    refused("pooled means in bf16", TypeError, "pooled k_mean must be float32, not bf16", q, kp, vp, lq, lk,
+            page_table=table, pooled=(Fake((4, hkv, d)), means, blocks), **ok)
+    refused("pooled means of other heads", ValueError, "pooled v_mean has shape [4, 4, 128], expected [4, 2, 128]",
+            q, kp, vp, lq, lk, page_table=table, pooled=(means, Fake((4, 4, d), "<f4"), blocks), **ok)
+    refused("a pooled table of another batch", ValueError, "pooled table has shape [1, 3], expected [2, *]", q, kp,
+            vp, lq, lk, page_table=table, pooled=(means, means, Fake((1, 3), "<i4")), **ok)
+
+
 def check_torch():
     try:
         import torch
@@ -139,6 +169,7 @@ def main():
     check_layout(abi(sys.argv[1]))
     check_status()
     check_refusals()
+    check_paged_refusals()
     check_torch()
     check_overhead_script()
     check(fp2.prefix_sums([300, 1, 7]) == [0, 300, 301, 308], "prefix_sums gives cu_seqlens")
