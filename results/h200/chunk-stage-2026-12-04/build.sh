@@ -36,10 +36,10 @@ for n in $variants; do
   git worktree add -f --detach $tmp/wt-$n $rev >/dev/null
   for patch in ${patches_of[$n]}; do git -C $tmp/wt-$n apply $here/$patch.patch; done
   cmake -S $tmp/wt-$n -B $tmp/build-$n -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build $tmp/build-$n --target fp2bench gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph \
+  cmake --build $tmp/build-$n --target fp2bench fp2_shared gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph \
     gpu_neighbour_nan >/dev/null
   mkdir -p .carry/d4/$n
-  cp $tmp/build-$n/fp2bench .carry/d4/$n/
+  cp $tmp/build-$n/fp2bench $tmp/build-$n/libfp2.so .carry/d4/$n/
   for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do
     cp $tmp/build-$n/tests/$t .carry/d4/$n/
   done
