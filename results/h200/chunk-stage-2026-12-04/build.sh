@@ -16,7 +16,8 @@
 # - T: HEAD with table-early.patch (the sm90 producer reads the page table before the stage
 #   is free, so that the wait hides its latency);
 # - G: T with gather.patch (pages of 16 gathered by the producer warp's cp.async instead of
-#   copied by the pool; the paged kernel's registers split 56 / 224);
+#   copied by the pool, whose copy, k16/v16 and FP2_ATTEND_PAGE_MIN it removes; the paged
+#   kernel's registers split 56 / 224; the pooled cache with pages of 16);
 # - D16: T with page-min-16.patch (FP2_ATTEND_PAGE_MIN 16: pages of 16 a TMA box each, no copy).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
