@@ -241,22 +241,31 @@ __device__ void tma_tile(unsigned char *tile, const CUtensorMap *map, int rank, 
   }
 }
 
-/* A BF16 key tile of sequence rows first .. first + 127 from pages (call from the whole warp),
-   completing on bar: one box of min(page size, 128) rows a page, lane b issuing box b's two
-   halves. A box starts on a multiple of 16 rows, 2 KB, so that the 128-byte swizzle of its
-   rows is the one a whole tile's box gives them. Only the boxes that hold keys of the
-   sequence (valid of them) are read: the table names no page past them. Their rows stay as
-   the stage had them, masked in S like the keys past the sequence in a box, and zeroed in V
-   by the caller. */
-__device__ void paged_tile(unsigned char *tile, const CUtensorMap *map, const int *pages, int shift, int h, int first,
-                           int valid, int lane, uint64_t *bar) {
-  const int box = min(1 << shift, kKeys), boxes = min(kKeys / box, fp2_cdiv(valid, box));
-  if (lane == 0) mbarrier_arrive_expect_tx(bar, boxes * box * 128 * 2); /* 128 bytes a row in each half */
-  __syncwarp();                                                         /* the expected bytes before any box's */
-  if (lane < boxes) {
-    const int row = (int)page_row(pages, shift, first + lane * box);
-    tma_load_3d(tile + lane * box * 128, map, 0, h, row, bar);
-    tma_load_3d(tile + kHalfBytes + lane * box * 128, map, 64, h, row, bar);
+/* An item's BF16 keys first .. first + 127 in pages: one TMA box of min(page size, 128) rows a
+   page, lane b holding box b's row in the pages. A box starts on a multiple of 16 rows, 2 KB,
+   so that the 128-byte swizzle of its rows is the one a whole tile's box gives them. Only the
+   boxes that hold keys of the sequence (valid of them) are read: the table names no page past
+   them. Their rows stay as the stage had them, masked in S like the keys past the sequence in
+   a box, and zeroed in V by the producer. */
+struct PagedBoxes {
+  int boxes, row;
+};
+__device__ int page_box(int shift) { return min(1 << shift, kKeys); }
+__device__ PagedBoxes paged_boxes(const int *pages, int shift, int first, int valid, int lane) {
+  const int box = page_box(shift), boxes = min(kKeys / box, fp2_cdiv(valid, box));
+  return PagedBoxes{boxes, lane < boxes ? (int)page_row(pages, shift, first + lane * box) : 0};
+}
+
+/* The tile of those boxes by TMA (call from the whole warp), completing on bar: lane b issues
+   box b's two 64-column halves. */
+__device__ void paged_tile(unsigned char *tile, const CUtensorMap *map, int shift, const PagedBoxes &b, int h,
+                           int lane, uint64_t *bar) {
+  const int box_bytes = page_box(shift) * 128; /* 128 bytes a row in each half */
+  if (lane == 0) mbarrier_arrive_expect_tx(bar, b.boxes * box_bytes * 2);
+  __syncwarp(); /* the expected bytes before any box's */
+  if (lane < b.boxes) {
+    tma_load_3d(tile + lane * box_bytes, map, 0, h, b.row, bar);
+    tma_load_3d(tile + kHalfBytes + lane * box_bytes, map, 64, h, b.row, bar);
   }
 }
 
@@ -295,10 +304,12 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
       const bool pooled = it.pooled(i);
       const int first = (pooled ? it.chunk(i) : it.key_block(i)) * kKeys;
       const int valid = (pooled ? geom.tl.nfull : geom.lk) - first; /* rows of this sequence's data */
+      /* From pages: the table read before the stage is free, its latency hidden by the wait. */
+      const PagedBoxes boxes = kPaged && !pooled ? paged_boxes(pages, a.page_shift, first, valid, lane) : PagedBoxes{};
       /* The item's K and V tiles from their maps (call from the whole warp). */
       auto load_k = [&](uint64_t *bar) {
         if (kPaged && !pooled)
-          paged_tile(sm.k[st], tm_k, pages, a.page_shift, u.h, first, valid, lane, bar);
+          paged_tile(sm.k[st], tm_k, a.page_shift, boxes, u.h, lane, bar);
         else if (lane == 0 && pooled)
           tma_tile<kFp8>(sm.k[st], tm_kbar, 2, 0, pooled_row + first, 0, bar);
         else if (lane == 0)
@@ -306,7 +317,7 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
       };
       auto load_v = [&](uint64_t *bar) {
         if (kPaged && !pooled)
-          paged_tile(sm.v[st], tm_v, pages, a.page_shift, u.h, first, valid, lane, bar);
+          paged_tile(sm.v[st], tm_v, a.page_shift, boxes, u.h, lane, bar);
         else if (lane == 0 && kFp8)
           tma_tile<kFp8>(sm.v[st], pooled ? tm_vbar : tm_v, 2, (pooled ? vbart_col : vt_col) + first, u.h * kD, 0,
                          bar);

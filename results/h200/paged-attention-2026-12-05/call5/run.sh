@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Not run yet: no device was lent in the sixth session of 2026-12-05. The next session's first
-# call, after `VARIANTS="HEAD T G D16" ../../chunk-stage-2026-12-04/build.sh` (HEAD = main).
+# Ran on an NVIDIA H200 late in the sixth session of 2026-12-05 (three starts refused before),
+# after `VARIANTS="HEAD T G D16" ../../chunk-stage-2026-12-04/build.sh` (HEAD = d104a61).
 # Call 5 of the paged attention (issue 14): T (the page table read before the stage is free),
 # G (T, and pages of 16 gathered by cp.async instead of copied; registers 56 / 224) and D16 (T,
 # and pages of 16 a TMA box each) against HEAD. Gates: the paged tests of each variant and their
