@@ -17,8 +17,8 @@
    consumer loads its own half of Q by cp.async. BF16 K and V may come in pages
    (fp2_kv_pages): a K or V tile is then one box a page of at most 128 keys, issued by as many
    lanes of warp 0 (a kernel of its own, kPaged, so that the contiguous one is unchanged; its
-   producer spills 4 bytes under its 40 registers). Warpgroups 1 and 2 are consumers of 64 rows
-   each: S = Q K^T by wgmma from shared memory (both K-major), the online softmax in
+   producer spills 8 bytes under its 40 registers), the page table read before the stage is
+   free. Warpgroups 1 and 2 are consumers of 64 rows each: S = Q K^T by wgmma from shared memory (both K-major), the online softmax in
    registers, O += P V by wgmma with P from registers and V read MN-major (transposed by the
    tensor core). Each consumer issues S(i) and PV(i-1) together and runs the softmax of i
    while PV(i-1) is on the tensor cores; the two consumers take turns issuing (named
