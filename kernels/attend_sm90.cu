@@ -18,11 +18,12 @@
    (fp2_kv_pages): a K or V tile is then one box a page of at most 128 keys, issued by as many
    lanes of warp 0 (a kernel of its own, kPaged, so that the contiguous one is unchanged; its
    producer spills 8 bytes under its 40 registers), the page table read before the stage is
-   free. Warpgroups 1 and 2 are consumers of 64 rows each: S = Q K^T by wgmma from shared memory (both K-major), the online softmax in
-   registers, O += P V by wgmma with P from registers and V read MN-major (transposed by the
-   tensor core). Each consumer issues S(i) and PV(i-1) together and runs the softmax of i
-   while PV(i-1) is on the tensor cores; the two consumers take turns issuing (named
-   barriers), so that one's products run while the other does its softmax.
+   free. Warpgroups 1 and 2 are consumers of 64 rows each: S = Q K^T by wgmma from shared
+   memory (both K-major), the online softmax in registers, O += P V by wgmma with P from
+   registers and V read MN-major (transposed by the tensor core). Each consumer issues S(i) and
+   PV(i-1) together and runs the softmax of i while PV(i-1) is on the tensor cores; the two
+   consumers take turns issuing (named barriers), so that one's products run while the other
+   does its softmax.
 
    Items are those of the portable kernel (attend.cu) with 128 keys each: the selected key
    blocks from the tile's CSR list, last first, then the chunks of 128 pooled vectors whose
