@@ -225,6 +225,13 @@ def _need(array, name, dtype, shape):
     return array
 
 
+def _aligned(named):
+    """Checks that each (array, name) starts on _ALIGN_INPUT bytes, as fp2.h asks of the inputs."""
+    for a, name in named:
+        if a.ptr % _ALIGN_INPUT != 0:
+            raise ValueError(f"fp2: {name} must be {_ALIGN_INPUT}-byte aligned")
+
+
 def prefix_sums(lengths):
     """cu_seqlens from per-request lengths: [0, L(0), L(0) + L(1), ...]."""
     cu = [0]
@@ -344,9 +351,7 @@ def _inputs(q, k, v, cu_seqlens_q, cu_seqlens_k, options, page_table=None):
     _need(va, "v", "bf16", ka.shape)
     if hkv == 0 or hq % hkv != 0:
         raise ValueError(f"fp2: {hq} query heads are not a multiple of {hkv} KV heads")
-    for a, name in ((qa, "q"), (ka, "k"), (va, "v")):
-        if a.ptr % _ALIGN_INPUT != 0:
-            raise ValueError(f"fp2: {name} must be {_ALIGN_INPUT}-byte aligned")
+    _aligned(((qa, "q"), (ka, "k"), (va, "v")))
     _same_device((qa, ka, va), "q, k and v")
     lq = _lengths(cu_seqlens_q, "cu_seqlens_q", total_q)
     lk = _lengths(cu_seqlens_k, "cu_seqlens_k", total_k)
@@ -386,9 +391,7 @@ def _pooled_cache(pooled, hkv, dim, batch):
     km = _need(_array(pooled[0], "pooled k_mean"), "pooled k_mean", "float32", (None, hkv, dim))
     vm = _need(_array(pooled[1], "pooled v_mean"), "pooled v_mean", "float32", km.shape)
     ta = _need(_array(pooled[2], "pooled table"), "pooled table", "int32", (batch, None))
-    for a, name in ((km, "pooled k_mean"), (vm, "pooled v_mean")):
-        if a.ptr % _ALIGN_INPUT != 0:
-            raise ValueError(f"fp2: {name} must be {_ALIGN_INPUT}-byte aligned")
+    _aligned(((km, "pooled k_mean"), (vm, "pooled v_mean")))
     cache = PooledCache(k_mean=km.ptr, v_mean=vm.ptr, table=ctypes.cast(ta.ptr, _int_p), max_blocks=ta.shape[1])
     return (km, vm, ta), cache
 
