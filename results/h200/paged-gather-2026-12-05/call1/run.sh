@@ -23,16 +23,16 @@ for t in gpu_paged-HEAD gpu_pooled_cache-HEAD check-paged16-HEAD check-paged16-g
 done
 step memcheck-paged-HEAD 60 compute-sanitizer --tool memcheck --error-exitcode 9 $H/gpu_paged
 step synccheck-paged-HEAD 60 compute-sanitizer --tool synccheck --error-exitcode 9 $H/gpu_paged
-step racecheck-paged-HEAD 90 compute-sanitizer --tool racecheck --error-exitcode 9 $H/gpu_paged
+step racecheck-paged-HEAD 60 compute-sanitizer --tool racecheck --error-exitcode 9 $H/gpu_paged
 step gpu_binding-HEAD 90 env FP2_LIB=$H/libfp2.so python3 tests/gpu_binding.py
 if [ $ok = 1 ]; then
   S="speedup --backend gpu --peers none --len 32k,64k,128k"
   step speedup-B-16-1 40 $B $S --dtype bf16 --paged 16 --out $W/speedup-B-16-1.json
   step speedup-HEAD-16 80 $HB $S --dtype both --paged 16 --out $W/res/speedup-paged-16.json
-  step speedup-HEAD-0 80 $HB $S --dtype both --out $W/res/speedup-paged-contiguous.json
-  step speedup-HEAD-64 80 $HB $S --dtype both --paged 64 --out $W/res/speedup-paged-64.json
   step speedup-B-0-1 40 $B $S --dtype bf16 --out $W/speedup-B-0-1.json
+  step speedup-HEAD-0 80 $HB $S --dtype both --out $W/res/speedup-paged-contiguous.json
   step chunked-HEAD-16 50 $HB chunked --backend gpu --len 128k --chunk 8k --paged 16 --out $W/chunked-HEAD-16.json
+  step speedup-HEAD-64 80 $HB $S --dtype both --paged 64 --out $W/res/speedup-paged-64.json
   S="speedup --backend gpu --peers none --dtype bf16 --len 128k"
   for r in 2 3; do
     step speedup-HEAD-16-$r 30 $HB $S --paged 16 --out $W/speedup-HEAD-16-$r.json
