@@ -15,17 +15,15 @@
    before the consumers see them (a NaN next door would survive P = 0). When g does not
    divide 128 a tile starts inside a position's heads, which no TMA box describes: then each
    consumer loads its own half of Q by cp.async. BF16 K and V may come in pages
-   (fp2_kv_pages), in a kernel of its own (kPaged, so that the contiguous one is unchanged;
-   registers split 56 / 224): a K or V tile is then one TMA box a page of 64 keys or more,
-   issued by as many lanes of warp 0, the page table read before the stage is free; pages of
-   16 are gathered by cp.async, each instruction four whole rows of 128 bytes, by warp 0 and
-   warps 2-3 (one warp's loads in flight fed the consumers at 53-59 % of their rate), warp 1
-   then planning alone. Warpgroups 1 and 2 are consumers of 64 rows each: S = Q K^T by wgmma
-   from shared memory (both K-major), the online softmax in registers, O += P V by wgmma with P
-   from registers and V read MN-major (transposed by the tensor core). Each consumer issues
-   S(i) and PV(i-1) together and runs the softmax of i while PV(i-1) is on the tensor cores;
-   the two consumers take turns issuing (named barriers), so that one's products run while the
-   other does its softmax.
+   (fp2_kv_pages): a K or V tile is then one box a page of at most 128 keys, issued by as many
+   lanes of warp 0 (a kernel of its own, kPaged, so that the contiguous one is unchanged; its
+   producer spills 8 bytes under its 40 registers), the page table read before the stage is
+   free. Warpgroups 1 and 2 are consumers of 64 rows each: S = Q K^T by wgmma from shared
+   memory (both K-major), the online softmax in registers, O += P V by wgmma with P from
+   registers and V read MN-major (transposed by the tensor core). Each consumer issues S(i) and
+   PV(i-1) together and runs the softmax of i while PV(i-1) is on the tensor cores; the two
+   consumers take turns issuing (named barriers), so that one's products run while the other
+   does its softmax.
 
    Items are those of the portable kernel (attend.cu) with 128 keys each: the selected key
    blocks from the tile's CSR list, last first, then the chunks of 128 pooled vectors whose
@@ -62,17 +60,12 @@ static_assert(kTileRowsSm90 == FP2_SM90_TILE, "the shape check and the tile agre
 static_assert(kKeys == FP2_POOLED_CHUNK, "a correction item is one plan chunk");
 constexpr int kSm90Threads = 3 * 128;         /* producer + two consumer warpgroups */
 constexpr int kConsumerThreads = 2 * 128;
-/* The register split, per kernel: K and V in pages give the producer the page table and, for
-   pages of 16, the gathers, which spill at 40 registers; the consumers then run at 224 (no
-   spills either way: kernels/NOTES.md). */
-template <bool kPaged>
-struct Regs {
-  static constexpr int producer = kPaged ? 56 : 40, consumer = kPaged ? 224 : 232;
-  /* setmaxnreg.inc waits until the registers are free: the three warpgroups must fit in what
-     the launch gave the CTA (65536 / 384 threads, rounded down to 8: 168 each), or it hangs. */
-  static_assert(128 * producer + kConsumerThreads * consumer <= 65536 / kSm90Threads / 8 * 8 * kSm90Threads,
-                "the register split exceeds the CTA's registers");
-};
+constexpr int kPlannerThreads = 96;           /* warps 1-3 of the producer warpgroup */
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+/* setmaxnreg.inc waits until the registers are free: the three warpgroups must fit in what
+   the launch gave the CTA (65536 / 384 threads, rounded down to 8: 168 each), or it hangs. */
+static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536 / kSm90Threads / 8 * 8 * kSm90Threads,
+              "the register split exceeds the CTA's registers");
 /* Named barriers: 1 and 2 are the consumers' turns; 3 is the planner warps'; 4 and 5 the
    consumers' own, once each has loaded its half of Q. */
 constexpr int kPlannerBarrier = 3, kQRowsBarrier = 4;
@@ -99,23 +92,9 @@ struct Sm90Args {
   const unsigned char *q; /* [total_q, hq, 128] bf16 or e4m3, read directly when not by TMA */
   const int *page_table;  /* BF16 K and V in pages (fp2_kv_pages); NULL: contiguous */
   int max_pages, page_shift; /* page_size = 1 << page_shift */
-  const unsigned char *k_pages, *v_pages; /* the pages, read by cp.async when smaller than kBoxPageMin */
   const float *scales;    /* FP8: the dequantisation scales of q, k, v */
   __nv_bfloat16 *o;
 };
-
-/* Pages of fewer keys than this are gathered by cp.async (gather_tile), not boxed: a box a page
-   of 16 keys, sixteen 2 KB boxes a tile, cost the attention a quarter of its rate (NOTES.md).
-   Of the page sizes the library takes (fp2_check_pages), that is pages of 16. */
-constexpr int kBoxPageMin = 64, kGatherPage = 16;
-__device__ bool pages_gathered(const Sm90Args &a) { return a.page_table && (1 << a.page_shift) < kBoxPageMin; }
-
-/* The roles of the producer warpgroup's warps 1-3: planners, except where pages are gathered;
-   there warp 1 plans alone (a unit's lists are short) and warps 2-3 gather beside warp 0, as
-   one warp's loads in flight fed the consumers at 53-59 % of their rate (NOTES.md). */
-constexpr int kGatherWarps = 3;
-__device__ int planner_warps(const Sm90Args &a) { return pages_gathered(a) ? 1 : 3; }
-__device__ int loading_warps(const Sm90Args &a) { return pages_gathered(a) ? kGatherWarps : 1; }
 
 /* A work unit as the planner hands it over: sequence s (< 0: no work is left), tile t, KV
    head h, and the item list: nsel selected blocks at indices[sel], then n_live chunks. */
@@ -191,16 +170,16 @@ __device__ bool take_unit(Control &ctl, const Sm90Args &a, int k, Unit &u, UnitG
   return true;
 }
 
-/* Planner (warps 1 .. planner_warps of warpgroup 0): draws units until none is left, and for each builds
+/* Planner (warps 1-3 of warpgroup 0): draws units until none is left, and for each builds
    the correction chunks into buffer k % 2 (128 blocks each, two mask words; a chunk is live
    if any bit is left after the selected blocks are cleared), then hands it over. */
 __device__ void plan_units(Control &ctl, const Sm90Args &a) {
-  const int tid = threadIdx.x - 32, threads = 32 * planner_warps(a);
+  const int tid = threadIdx.x - 32;
   for (int k = 0;; k++) {
     const int buf = k & 1;
     mbarrier_wait(&ctl.unit_empty[buf], ((k >> 1) & 1) ^ 1);
     if (tid == 0) ctl.next = atomicAdd(&g_next_unit, 1);
-    bar_sync(kPlannerBarrier, threads);
+    bar_sync(kPlannerBarrier, kPlannerThreads);
     const int next = ctl.next;
     Unit &u = ctl.unit[buf];
     if (next >= a.units) {
@@ -219,16 +198,16 @@ __device__ void plan_units(Control &ctl, const Sm90Args &a) {
     const int nchunks = a.p.correction ? fp2_cdiv(g.tl.nfull, kKeys) : 0;
     uint64_t *todo = unit_todo(ctl, a, buf);
     int *live = unit_live(ctl, a, buf);
-    for (int w = tid; w < 2 * nchunks; w += threads) {
+    for (int w = tid; w < 2 * nchunks; w += kPlannerThreads) {
       const int n = min(64, max(0, g.tl.nfull - w * 64));
       todo[w] = n == 64 ? ~0ull : (1ull << n) - 1;
     }
-    bar_sync(kPlannerBarrier, threads);
-    for (int i = tid; i < nsel; i += threads) {
+    bar_sync(kPlannerBarrier, kPlannerThreads);
+    for (int i = tid; i < nsel; i += kPlannerThreads) {
       const int j = a.indices[sel + i];
       if (j < g.tl.nfull) atomicAnd(reinterpret_cast<unsigned long long *>(&todo[j / 64]), ~(1ull << (j % 64)));
     }
-    bar_sync(kPlannerBarrier, threads);
+    bar_sync(kPlannerBarrier, kPlannerThreads);
     if (tid == 0) {
       int n = 0;
       for (int c = 0; c < nchunks; c++)
@@ -291,70 +270,29 @@ __device__ void paged_tile(unsigned char *tile, const CUtensorMap *map, int shif
   }
 }
 
-__device__ void arrive_lane0(uint64_t *bar, int lane) {
-  if (lane == 0) mbarrier_arrive(bar);
-}
-
-/* Loader w's share of the same tile from pages of 16 keys (pages w, w + loaders, ...), gathered
-   by the warp's cp.async into the layout TMA writes: lane l copies 16-byte chunk l % 8 of both
-   halves of rows l / 8 + 4 j of a page, so that each instruction reads four whole 128-byte
-   lines. Lane b holds page b's row (PagedBoxes), one shuffle a page. Rows past the sequence's
-   data are zero-filled, so V needs no zeroing after. Completes on bar (an arrival a loader):
-   each lane's copies hold the phase open until they have landed, then lane 0 arrives; the
-   consumers fence before wgmma reads them. */
-__device__ void gather_tile(unsigned char *tile, const unsigned char *kv, int hkv, int h, const PagedBoxes &b,
-                            int valid, int lane, int w, int loaders, uint64_t *bar) {
-  const int chunk = lane % 8, r0 = lane / 8; /* r0 < 4: rows r0 + 4 j of a page, j < 4 */
-  const unsigned row_bytes = hkv * kD * 2;
-  const unsigned char *head = kv + h * kD * 2 + chunk * 16 + (size_t)r0 * row_bytes;
-  const int swz = (chunk ^ r0) * 16; /* the 128-byte swizzle: row r0 + 4 j's chunk, 64 bytes over for odd j */
-  const uint32_t base = smem_addr(tile) + r0 * 128;
-#pragma unroll 1
-  for (int page = w; page < kKeys / kGatherPage; page += loaders) {
-    const unsigned row = __shfl_sync(~0u, b.row, page);
-    const unsigned char *src = head + (unsigned long long)row * row_bytes; /* one wide multiply a page */
-#pragma unroll
-    for (int j = 0; j < kGatherPage / 4; j++) {
-      const int bytes = page * kGatherPage + r0 + 4 * j < valid ? 16 : 0;
-      const uint32_t d = base + (page * kGatherPage + 4 * j) * 128 + (swz ^ (j % 2) * 64);
-      cp_async_16(d, src, bytes);
-      cp_async_16(d + kHalfBytes, src + 128, bytes);
-      src += 4 * row_bytes;
-    }
-  }
-  cp_async_mbarrier_arrive(bar);
-  __syncwarp(); /* every lane's hold before the arrival that completes the phase */
-  arrive_lane0(bar, lane);
-}
-
-/* Loader w of loading_warps (w = 0: warp 0, the producer; lane 0 issues, or from pages a lane a
-   box or all lanes a gather; w > 0: the warps that help it gather): per unit, Q once the
-   previous unit's products are done with the old one (warp 0), then K and V of every item into
-   the stages, each loader arriving on a stage's barrier once its share is on its way; `n`
-   counts items over all units. FP8 reads V and its means transposed
-   (2-D maps: head dims as rows, each sequence's keys from column 128 cu_blocks[s], its means
-   from 128 cu_chunks[s]). BF16: the rows of an item past its sequence's data (the keys of a
-   partial last block, pooled vectors past the fully visible blocks) are another sequence's or
-   head's, masked in S but not in P V, where 0 * NaN is NaN: for such an item the warp waits
-   for its V tile, zeroes those rows and then releases it to the consumers itself. (FP8 needs
-   none of it: the transposed values are zero past each sequence, and a NaN would have spoiled
-   the shared scales anyway.) BF16 K and V in pages come a box a page (paged_tile) or gathered
-   (gather_tile, which zero-fills past the sequence itself); the table is read before the stage
-   is free. */
+/* Producer (warp 0; lane 0 issues, or from pages a lane a box): per unit, Q once the previous unit's products are done
+   with the old one, then K and V of every item into the stages; `n` counts items over all
+   units. FP8 reads V and its means transposed (2-D maps: head dims as rows, each sequence's
+   keys from column 128 cu_blocks[s], its means from 128 cu_chunks[s]). BF16: the rows of an
+   item past its sequence's data (the keys of a partial last block, pooled vectors past the
+   fully visible blocks) are another sequence's or head's, masked in S but not in P V, where
+   0 * NaN is NaN: for such an item the warp waits for its V tile, zeroes those rows and then
+   releases it to the consumers itself. (FP8 needs none of it: the transposed values are
+   zero past each sequence, and a NaN would have spoiled the shared scales anyway.) BF16 K
+   and V in pages come a box a page (paged_tile). */
 template <bool kFp8, bool kPaged>
 __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm_q, const CUtensorMap *tm_k,
-                        const CUtensorMap *tm_v, const CUtensorMap *tm_kbar, const CUtensorMap *tm_vbar, int w) {
+                        const CUtensorMap *tm_v, const CUtensorMap *tm_kbar, const CUtensorMap *tm_vbar) {
   constexpr int kStages = Prec<kFp8>::stages;
   Control &ctl = sm.ctl;
-  const int g = fp2_group(&a.p), lane = threadIdx.x % 32, loaders = loading_warps(a);
-  const bool gathered = kPaged && pages_gathered(a);
+  const int g = fp2_group(&a.p), lane = threadIdx.x % 32;
   int n = 0, tails = 0;
   for (int k = 0;; k++) {
     Unit u;
     UnitGeom geom;
     Items it;
     if (!take_unit(ctl, a, k, u, geom, it)) return;
-    if (a.q_by_tma && w == 0) {
+    if (a.q_by_tma) {
       mbarrier_wait(&ctl.q_empty, (k & 1) ^ 1);
       if (lane == 0) tma_tile<kFp8>(sm.q, tm_q, 3, 0, u.h * g, a.cu_q[u.s] + geom.tl.row_begin / g, &ctl.q_full);
     }
@@ -369,14 +307,9 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
       const int valid = (pooled ? geom.tl.nfull : geom.lk) - first; /* rows of this sequence's data */
       /* From pages: the table read before the stage is free, its latency hidden by the wait. */
       const PagedBoxes boxes = kPaged && !pooled ? paged_boxes(pages, a.page_shift, first, valid, lane) : PagedBoxes{};
-      /* The item's K and V tiles from their maps (call from the whole warp); a helper's share of
-         a tile warp 0 loads alone is its arrival. */
+      /* The item's K and V tiles from their maps (call from the whole warp). */
       auto load_k = [&](uint64_t *bar) {
-        if (kPaged && !pooled && gathered)
-          gather_tile(sm.k[st], a.k_pages, a.p.hkv, u.h, boxes, valid, lane, w, loaders, bar);
-        else if (w > 0)
-          arrive_lane0(bar, lane);
-        else if (kPaged && !pooled)
+        if (kPaged && !pooled)
           paged_tile(sm.k[st], tm_k, a.page_shift, boxes, u.h, lane, bar);
         else if (lane == 0 && pooled)
           tma_tile<kFp8>(sm.k[st], tm_kbar, 2, 0, pooled_row + first, 0, bar);
@@ -384,11 +317,7 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
           tma_tile<kFp8>(sm.k[st], tm_k, 3, 0, u.h, k_row + first, bar);
       };
       auto load_v = [&](uint64_t *bar) {
-        if (kPaged && !pooled && gathered)
-          gather_tile(sm.v[st], a.v_pages, a.p.hkv, u.h, boxes, valid, lane, w, loaders, bar);
-        else if (w > 0)
-          arrive_lane0(bar, lane);
-        else if (kPaged && !pooled)
+        if (kPaged && !pooled)
           paged_tile(sm.v[st], tm_v, a.page_shift, boxes, u.h, lane, bar);
         else if (lane == 0 && kFp8)
           tma_tile<kFp8>(sm.v[st], pooled ? tm_vbar : tm_v, 2, (pooled ? vbart_col : vt_col) + first, u.h * kD, 0,
@@ -401,7 +330,7 @@ __device__ void produce(Smem<kFp8> &sm, const Sm90Args &a, const CUtensorMap *tm
       mbarrier_wait(&ctl.k_empty[st], phase ^ 1);
       load_k(&ctl.k_full[st]);
       mbarrier_wait(&ctl.v_empty[st], phase ^ 1);
-      if (kFp8 || valid >= kKeys || (gathered && !pooled) || w > 0) {
+      if (kFp8 || valid >= kKeys) {
         load_v(&ctl.v_full[st]);
         continue;
       }
@@ -433,7 +362,7 @@ __device__ void load_q_rows(Smem<kFp8> &sm, const Sm90Args &a, const Unit &u, co
 }
 
 /* Consumer warpgroup c (0 or 1): tile rows 64 c .. 64 c + 63 of every unit. */
-template <bool kFp8, bool kPaged>
+template <bool kFp8>
 __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
   constexpr int kStages = Prec<kFp8>::stages, kSteps = kKeys / Prec<kFp8>::k_step;
   Control &ctl = sm.ctl;
@@ -464,13 +393,6 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
         wgmma_m64n128k16_bf16_rs_tb(o, pf[kk], desc_mnmajor(sm.v[st], kk));
     }
     wgmma_commit();
-  };
-  /* A full stage, once its K or V has landed; gathered pages were written by cp.async, in the
-     generic proxy, so they are fenced to the async proxy that wgmma reads in. */
-  const bool gathered = kPaged && pages_gathered(a);
-  auto wait_full = [&](uint64_t *bar, uint32_t parity) {
-    mbarrier_wait(bar, parity);
-    if (kPaged && gathered) fence_proxy_async_shared();
   };
   auto pack_p = [&](const float (&sc)[kKeys / 8][4], uint32_t (&pf)[kSteps][4]) {
     if constexpr (kFp8)
@@ -536,7 +458,7 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
       /* Item 0: S, its softmax and P, with nothing to overlap. */
       float sc[kKeys / 8][4], alpha[2], bias[2];
       uint32_t pf[kSteps][4];
-      wait_full(&ctl.k_full[n % kStages], (n / kStages) & 1);
+      mbarrier_wait(&ctl.k_full[n % kStages], (n / kStages) & 1);
       wgmma_fence();
       issue_qk(sc, n % kStages);
       wgmma_wait<0>();
@@ -554,11 +476,11 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
          after PV(i-1) has completed, as it reads both. */
       for (int i = 1; i < items.n; i++) {
         const int st = (n + i) % kStages, prev = (n + i - 1) % kStages;
-        wait_full(&ctl.k_full[st], ((n + i) / kStages) & 1);
+        mbarrier_wait(&ctl.k_full[st], ((n + i) / kStages) & 1);
         bar_sync(1 + c, kConsumerThreads);
         wgmma_fence();
         issue_qk(sc, st);
-        wait_full(&ctl.v_full[prev], ((n + i - 1) / kStages) & 1);
+        mbarrier_wait(&ctl.v_full[prev], ((n + i - 1) / kStages) & 1);
         issue_pv(o_acc, pf, prev);
         bar_arrive(2 - c, kConsumerThreads);
         wgmma_wait<1>();
@@ -576,7 +498,7 @@ __device__ void consume(Smem<kFp8> &sm, const Sm90Args &a, int c) {
       }
 
       const int last = (n + items.n - 1) % kStages;
-      wait_full(&ctl.v_full[last], ((n + items.n - 1) / kStages) & 1);
+      mbarrier_wait(&ctl.v_full[last], ((n + items.n - 1) / kStages) & 1);
       issue_pv(o_acc, pf, last);
       wgmma_wait<0>();
       wgmma_hold(o_acc);
@@ -600,29 +522,27 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
   /* The swizzle atoms must start on 1024-byte boundaries; the launch adds the slack. */
   Smem<kFp8> &sm = *reinterpret_cast<Smem<kFp8> *>(align_1024(smem_raw));
   Control &ctl = sm.ctl;
-  const int loaders = loading_warps(a);
   if (threadIdx.x == 0) {
     mbarrier_init(&ctl.q_full, 1);
     mbarrier_init(&ctl.q_empty, kConsumerThreads);
     for (int st = 0; st < Prec<kFp8>::stages; st++) {
-      mbarrier_init(&ctl.k_full[st], loaders);
-      mbarrier_init(&ctl.v_full[st], loaders);
+      mbarrier_init(&ctl.k_full[st], 1);
+      mbarrier_init(&ctl.v_full[st], 1);
       mbarrier_init(&ctl.k_empty[st], kConsumerThreads);
       mbarrier_init(&ctl.v_empty[st], kConsumerThreads);
     }
     for (int b = 0; b < 2; b++) {
       mbarrier_init(&ctl.unit_full[b], 1);
-      mbarrier_init(&ctl.unit_empty[b], kConsumerThreads + loaders); /* consumers and the loaders */
+      mbarrier_init(&ctl.unit_empty[b], kConsumerThreads + 1); /* consumers and the producer */
     }
     mbarrier_init(&ctl.v_tail, 1);
     fence_mbarrier_init();
   }
   __syncthreads();
 
-  if (threadIdx.x < 128) { /* producer warpgroup: the TMA warp, the planner warps, the gather helpers */
-    setmaxnreg_dec<Regs<kPaged>::producer>();
-    const int warp = threadIdx.x / 32, planners = planner_warps(a);
-    if (warp >= 1 && warp <= planners) {
+  if (threadIdx.x < 128) { /* producer warpgroup: the TMA warp and the planner warps */
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x >= 32) {
       plan_units(ctl, a);
       return;
     }
@@ -631,13 +551,13 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
       prefetch_tensormap(&tm_k);
       prefetch_tensormap(&tm_v);
     }
-    produce<kFp8, kPaged>(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar, warp == 0 ? 0 : warp - planners);
+    produce<kFp8, kPaged>(sm, a, &tm_q, &tm_k, &tm_v, &tm_kbar, &tm_vbar);
     return;
   }
-  setmaxnreg_inc<Regs<kPaged>::consumer>();
+  setmaxnreg_inc<kConsumerRegs>();
   const int c = threadIdx.x / 128 - 1;
   if (c == 0) bar_arrive(1, kConsumerThreads); /* the first turn is consumer 0's */
-  consume<kFp8, kPaged>(sm, a, c);
+  consume<kFp8>(sm, a, c);
 #else
   __trap(); /* launched only on sm_90 (checked by the host) */
 #endif
@@ -738,8 +658,6 @@ fp2_status fp2_attend_sm90(const fp2_params *p, const fp2_plan *plan, const void
                       pages ? pages->table : nullptr,
                       pages ? pages->max_pages : 0,
                       pages ? page_shift(p->page_size) : 0,
-                      pages ? static_cast<const unsigned char *>(k) : nullptr,
-                      pages ? static_cast<const unsigned char *>(v) : nullptr,
                       scales,
                       static_cast<__nv_bfloat16 *>(o)};
   if (!fp8)

@@ -9,6 +9,7 @@
    nq = total_q·hq·dim, nk = total_k·hkv·dim, np = hkv·total_blocks·dim):
      q8, k8, v8       nq, nk, nk bytes     FP8 only: e4m3 codes (v8: none where the values
                                           go transposed to the attend workspace instead)
+     k16, v16         2·nk bytes each      BF16 in pages the pool copies (fp2_pages_copied)
      scales           3 floats             FP8 only: q, k, v
      amax             3 words              FP8 only: the amax pass's scratch
      k_mean, v_mean   4·np bytes each      f32 means
@@ -29,7 +30,7 @@
 #define ALIGN 256 /* every region's start: more than the 16 bytes TMA and vector loads want, no shared line */
 
 enum {
-  R_Q8, R_K8, R_V8, R_SCALES, R_AMAX, R_K_MEAN, R_V_MEAN, R_KBAR, R_VBAR,
+  R_Q8, R_K8, R_V8, R_K16, R_V16, R_SCALES, R_AMAX, R_K_MEAN, R_V_MEAN, R_KBAR, R_VBAR,
   R_SCRATCH, R_COUNTS, R_OFFSETS, R_INDICES, R_SELECT, R_ATTEND, R_COUNT
 };
 
@@ -47,6 +48,7 @@ static size_t layout(const fp2_params *p, const fp2_plan *plan, size_t at[R_COUN
   bytes[R_Q8] = fp8 ? nq : 0;
   bytes[R_K8] = fp8 ? nk : 0;
   bytes[R_V8] = fp8 && !values_transposed(p) ? nk : 0;
+  bytes[R_K16] = bytes[R_V16] = fp2_pages_copied(p) ? 2 * nk : 0;
   bytes[R_SCALES] = fp8 ? 3 * sizeof(float) : 0;
   bytes[R_AMAX] = fp8 ? 3 * sizeof(unsigned) : 0;
   bytes[R_K_MEAN] = bytes[R_V_MEAN] = np * sizeof(float);
@@ -83,6 +85,8 @@ fp2_status fp2_workspace_map(const fp2_params *p, const fp2_plan *plan, void *wo
   w->q8 = ptr[R_Q8];
   w->k8 = ptr[R_K8];
   w->v8 = ptr[R_V8];
+  w->k16 = ptr[R_K16];
+  w->v16 = ptr[R_V16];
   w->scales = ptr[R_SCALES];
   w->amax = ptr[R_AMAX];
   w->k_mean = ptr[R_K_MEAN];
@@ -131,9 +135,11 @@ static fp2_status quantize(pass *x) {
   return x->in->offsets ? fp2_convert_e4m3(x->in->q, nq, x->w.scales + 0, x->w.q8, x->stream) : FP2_OK;
 }
 
-static fp2_status pool(pass *x) { /* k8 and v8: FP8's codes, NULL for BF16 */
+static fp2_status pool(pass *x) {
+  const int fp8 = x->p->dtype == FP2_FP8;
   return fp2_pool(x->p, x->plan, x->in->k, x->in->v, x->in->pages, x->in->pooled, x->scales, x->w.k_mean,
-                  x->w.v_mean, x->w.kbar, x->w.vbar, x->w.k8, x->w.v8, x->vt, x->stream);
+                  x->w.v_mean, x->w.kbar, x->w.vbar, fp8 ? (void *)x->w.k8 : x->w.k16, fp8 ? (void *)x->w.v8 : x->w.v16,
+                  x->vt, x->stream);
 }
 
 static fp2_status select_blocks(pass *x) {
@@ -175,11 +181,13 @@ fp2_status fp2_forward(const fp2_params *p, const fp2_plan *plan, const fp2_inpu
       (st = fp2_check_pooled_cache(p, plan, in->pooled)) != FP2_OK)
     return st;
   const int fp8 = p->dtype == FP2_FP8;
-  /* The attention's operands: FP8's codes, or BF16 as given (contiguous or in pages). */
+  /* The attention's operands: FP8's codes, or BF16 as given (contiguous or in pages), or the
+     pool's copy of small pages. */
+  const int copied = fp2_pages_copied(p);
   x.q = fp8 ? (const void *)x.w.q8 : in->q;
-  x.k = fp8 ? (const void *)x.w.k8 : in->k;
-  x.v = fp8 ? (const void *)x.w.v8 : in->v;
-  x.pages = fp8 ? NULL : in->pages;
+  x.k = fp8 ? (const void *)x.w.k8 : copied ? x.w.k16 : in->k;
+  x.v = fp8 ? (const void *)x.w.v8 : copied ? x.w.v16 : in->v;
+  x.pages = fp8 || copied ? NULL : in->pages;
   x.scales = fp8 ? x.w.scales : NULL;
   x.vt = values_transposed(p) ? x.w.attend_ws : NULL;
   x.offsets = in->offsets ? in->offsets : x.w.index.offsets;

@@ -156,9 +156,18 @@ fp2_status fp2_plan_prefixes(const fp2_params *p, int batch, const int *lq, cons
    [num_pages, page_size, hkv, dim], key t of request b at row t % page_size of page
    table[b * max_pages + t / page_size] (page_size: fp2_params). The table must name a page
    for each of a request's keys; pages it does not name are never read. The pool reads the
-   pages, and in BF16 the attention too (the sm90 kernel by one TMA box a page of 64 keys or
-   more, 128 at most, and by cp.async gathers from pages of 16). FP8's pool writes the codes
-   contiguous, as it does from contiguous K and V, and the attention reads those. */
+   pages. BF16 pages of FP2_ATTEND_PAGE_MIN keys or more the attention reads too (the sm90
+   kernel by one TMA box a page, 128 keys at most); smaller ones the pool copies contiguous for
+   it, into the workspace (k16, v16). FP8's pool writes the codes contiguous, as it does from
+   contiguous K and V, and the attention reads those. */
+#define FP2_ATTEND_PAGE_MIN 64 /* kernels/NOTES.md (H100): a TMA box a page of 16 keys cost the
+                                  sm90 attention 25 % at 128K, the copy 1-4 % of the pass; pages
+                                  of 64 cost 5-12 % of the attention and save 2 nk bytes */
+
+/* Whether the pool copies p's pages contiguous for the attention (above). */
+FP2_HD int fp2_pages_copied(const fp2_params *p) {
+  return p->dtype == FP2_BF16 && p->page_size > 0 && p->page_size < FP2_ATTEND_PAGE_MIN;
+}
 
 typedef struct fp2_kv_pages {
   const int *table; /* device [batch, max_pages] */
@@ -176,8 +185,9 @@ fp2_status fp2_check_pages(const fp2_params *p, const fp2_kv_pages *pages);
    of k_mean and of v_mean is [hkv, dim] f32; key block j of request b lies in row
    table[b * max_blocks + j]. A pass reads the blocks wholly inside a request's first lk - lq
    keys (those before its queries: the earlier chunks, run with this cache, wrote them) and
-   pools the others, writing each full one it pools. BF16 only (K and V contiguous or in
-   pages): FP8 re-converts the prefix under the chunk's per-tensor scales, so it reads the
+   pools the others, writing each full one it pools. BF16 only, K and V contiguous or in pages
+   of FP2_ATTEND_PAGE_MIN keys or more: FP8 re-converts the prefix under the chunk's
+   per-tensor scales, and smaller pages are copied whole for the attention, so both read the
    prefix anyway. */
 typedef struct fp2_pooled_cache {
   float *k_mean, *v_mean; /* device [rows, hkv, dim], 16-byte aligned */
@@ -209,8 +219,9 @@ fp2_status fp2_convert_e4m3(const void *x, size_t n, const float *scale, uint8_t
    e4m3 code of the mean (as fp2_convert_e4m3's) with the tensor's own scale. k and v are the
    bf16 inputs, contiguous (pages NULL) or in pages (fp2_kv_pages). FP8 converts K and V on the
    way (scales[1], scales[2] from fp2_scales_e4m3), writes their codes contiguous to k_out and
-   v_out (8-byte aligned), the attention's operands, and pools the codes' values; BF16 takes
-   k_out and v_out NULL. vt (FP8 with head dim and block
+   v_out (8-byte aligned), the attention's operands, and pools the codes' values. BF16 in pages
+   of fewer than FP2_ATTEND_PAGE_MIN keys copies K and V contiguous there (16-byte aligned),
+   for the attention; other BF16 takes k_out and v_out NULL. vt (FP8 with head dim and block
    128, else NULL; 16-byte aligned): V's codes and V̄'s also written transposed, as the sm90
    kernel reads them, into fp2_attend's workspace, which then takes v = NULL; v_out may then be
    NULL, and V's codes go only there. cache (NULL: none; fp2_pooled_cache): the blocks of each
@@ -266,7 +277,8 @@ size_t fp2_attend_workspace_bytes(const fp2_params *p, const fp2_plan *plan);
 /* Block-sparse attention over a CSR index (offsets [nseg+1], indices), with mean correction
    when p->correction; o is bf16 [total_q, hq, dim]. The dense pass is the full causal index.
    pages (BF16 only; NULL: contiguous): k and v are pages (fp2_kv_pages), read through the
-   table; FP8's operands are the pool's contiguous codes. FP8 on the
+   table at any page size (fp2_forward gives pages of fewer than FP2_ATTEND_PAGE_MIN keys the
+   pool's contiguous copy instead); FP8's operands are the pool's contiguous codes. FP8 on the
    sm90 kernel: v NULL says the workspace already holds the transposed values (fp2_pool's vt). */
 fp2_status fp2_attend(const fp2_params *p, const fp2_plan *plan, const void *q, const void *k, const void *v,
                       const fp2_kv_pages *pages, const void *kbar, const void *vbar, const float *scales,
@@ -308,6 +320,8 @@ typedef struct fp2_inputs {
    and a caller may read the index, the scales and the pooled vectors of the last pass there. */
 typedef struct fp2_workspace {
   uint8_t *q8, *k8, *v8;  /* FP8: e4m3 codes of q, k, v; NULL for BF16 */
+  void *k16, *v16;        /* BF16 in pages of fewer than FP2_ATTEND_PAGE_MIN keys: K and V
+                             contiguous, as the pool copies them for the attention; else NULL */
   float *scales;          /* FP8: [3] dequantisation scales of q, k, v; NULL for BF16 */
   unsigned *amax;         /* FP8: [3] the amax pass's scratch; NULL for BF16 */
   float *k_mean, *v_mean; /* [hkv, total_blocks, dim] f32 */

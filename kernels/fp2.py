@@ -438,10 +438,10 @@ def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, *, page_table=None, pooled=None
     of request b at row t % page_size of page page_table[b, t // page_size], every one of the
     request's keys in a page the table names (the table's contents are not read on the host).
     pooled: (k_mean, v_mean, table), the pooled means kept across the chunks of a prefill
-    (fp2_pooled_cache, BF16): k_mean and v_mean float32 [rows, Hkv, D], table int32 [batch,
-    max_blocks] on the device, key block j of request b (its keys 128 j ..) at row table[b, j];
-    the pass reads the blocks of a request's keys before its queries from it and writes each
-    full block it pools.
+    (fp2_pooled_cache, BF16, K and V contiguous or in pages of 64 keys or more): k_mean and
+    v_mean float32 [rows, Hkv, D], table int32 [batch, max_blocks] on the device, key block j of
+    request b (its keys 128 j ..) at row table[b, j]; the pass reads the blocks of a request's
+    keys before its queries from it and writes each full block it pools.
     Options, with fp2bench's defaults: dtype 'bf16' or 'fp8' (the precision of the pass; the
     inputs are bf16 either way), alpha 0.1 (keep a block whose energy is at least alpha times
     the tile's largest; 0 keeps every causal block: dense attention),

@@ -8,7 +8,8 @@
    then gives no v8, and V's codes go only there.
    K and V may come in pages (fp2_kv_pages, a template parameter so that the contiguous path
    does not pay for it): each key row is then read through the page table. FP8's codes go
-   contiguous, as always; BF16's pages the attention reads itself.
+   contiguous, as always; BF16 in pages smaller than FP2_ATTEND_PAGE_MIN keys is copied
+   contiguous for the attention, which reads larger pages itself.
    A pooled cache (fp2_pooled_cache; BF16; a template parameter) keeps the means of
    full blocks across the chunks of a prefill: the pool's grid then covers only the blocks
    past each request's prefix, writing the full ones to the cache, and its last CTAs copy the
@@ -52,7 +53,7 @@ struct PoolArgs {
   float *mean[2];
   void *bar[2];
   void *out[2];              /* FP8: K's and V's codes for the attention (with vt, V's may be
-                                NULL); BF16: NULL */
+                                NULL); BF16: a copy of small pages (fp2_pages_copied), or NULL */
   uint8_t *vt;               /* FP8, sm90 shape: V's codes and then V̄'s, transposed; else NULL */
   float *cache_mean[2];      /* the pooled cache (BF16): k_mean, v_mean; */
   const int *cache_table;    /* NULL: none */
@@ -204,6 +205,8 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a, int pool
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += e4m3_value((uint8_t)((e < 4 ? c.x : c.y) >> (8 * (e % 4))));
         } else {
+          if (kPaged && a.out[x]) /* small pages: the attention's copy */
+            *reinterpret_cast<uint4 *>(static_cast<__nv_bfloat16 *>(a.out[x]) + at[u]) = raw[x][u];
           const __nv_bfloat16 *b = reinterpret_cast<const __nv_bfloat16 *>(&raw[x][u]);
 #pragma unroll
           for (int e = 0; e < 8; e++) sum[x][e] += __bfloat162float(b[e]);
@@ -287,14 +290,20 @@ extern "C" fp2_status fp2_pool(const fp2_params *p, const fp2_plan *plan, const 
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: the gpu kernels take head dim 64 or 128 (got %d)", p->dim);
   if (fp8 && (!scales || !k_out || (!v_out && !vt)))
     return fp2_fail(FP2_ERR_ARG, "fp2_pool: FP8 needs the scales, k_out, and v_out or vt");
-  if (!fp8 && (k_out || v_out)) return fp2_fail(FP2_ERR_ARG, "fp2_pool: BF16 takes no k_out or v_out");
+  if (!fp8 && (fp2_pages_copied(p) ? !k_out || !v_out : k_out || v_out))
+    return fp2_fail(FP2_ERR_ARG,
+                    "fp2_pool: BF16 takes k_out and v_out with pages of fewer than %d keys, and only then",
+                    FP2_ATTEND_PAGE_MIN);
   if (vt && (!fp8 || p->dim != kVtRows || p->block != kVtRows))
     return fp2_fail(FP2_ERR_UNSUPPORTED, "fp2_pool: transposed values are FP8 with head dim and block 128 only");
-  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k_out % 8 != 0 || (uintptr_t)v_out % 8 != 0 ||
-      (uintptr_t)vt % 16 != 0 || (cache && ((uintptr_t)cache->k_mean % 16 != 0 || (uintptr_t)cache->v_mean % 16 != 0)))
+  const unsigned out_align = fp8 ? 8 : 16;
+  if ((uintptr_t)k % 16 != 0 || (uintptr_t)v % 16 != 0 || (uintptr_t)k_out % out_align != 0 ||
+      (uintptr_t)v_out % out_align != 0 || (uintptr_t)vt % 16 != 0 ||
+      (cache && ((uintptr_t)cache->k_mean % 16 != 0 || (uintptr_t)cache->v_mean % 16 != 0)))
     return fp2_fail(FP2_ERR_ARG,
-                    "fp2_pool: k, v, vt and a pooled cache's means must be 16-byte aligned, k_out and v_out 8-byte "
-                    "aligned");
+                    "fp2_pool: k, v, vt and a pooled cache's means must be 16-byte aligned, k_out and v_out %u-byte "
+                    "aligned",
+                    out_align);
   if (plan->total_blocks == 0) return FP2_OK;
   const PoolArgs a = {*p,
                       plan->cu_q,

@@ -12,13 +12,9 @@ __device__ __forceinline__ uint32_t smem_addr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-/* cp.async of 16 bytes to a shared address; src_bytes < 16 zero-fills the rest (0: a pure zero
-   fill). */
-__device__ __forceinline__ void cp_async_16(uint32_t smem, const void *gmem, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(src_bytes));
-}
+/* cp.async of 16 bytes; src_bytes < 16 zero-fills the rest (0: a pure zero fill). */
 __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem, int src_bytes) {
-  cp_async_16(smem_addr(smem), gmem, src_bytes);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>

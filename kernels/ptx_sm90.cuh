@@ -38,13 +38,6 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
 
-/* Holds the barrier's current phase open until this thread's cp.async copies issued so far
-   have landed: the pending count is raised now and lowered when they complete, so the
-   arrivals the barrier counts must come on top (mbarrier_arrive). */
-__device__ __forceinline__ void cp_async_mbarrier_arrive(uint64_t *bar) {
-  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-
 /* Spins until the phase with the given parity has completed. */
 __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, uint32_t parity) {
   uint32_t done;

@@ -117,6 +117,11 @@ static void one_case(fp2_dtype dt, int hq, fp2_kernel kernel, int page_size, uin
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     EXPECT_MSG(test_same_device_bytes(parts[i].contiguous, parts[i].paged, parts[i].bytes),
                "%s: the %s differ from contiguous", what, parts[i].name);
+  EXPECT_MSG(!g.w.k16 == !fp2_pages_copied(&pp), "%s: the copies of K and V are %s", what,
+             g.w.k16 ? "there" : "missing");
+  if (g.w.k16) /* the pool's copies of small pages, which the attention read */
+    EXPECT_MSG(test_same_device_bytes(g.w.k16, k, nk * 2) && test_same_device_bytes(g.w.v16, v, nk * 2),
+               "%s: the copies of K and V differ", what);
 
   void *all[] = {q, k, v, kpages, vpages, table, c.ws, c.o, g.ws, g.o};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudaFree(all[i]);

@@ -253,13 +253,11 @@ int main(void) {
   one_case(24, FP2_KERNEL_PORTABLE, 300, 0, 1);
   one_case(32, FP2_KERNEL_PORTABLE, 512, 0, 2);
   one_case(24, FP2_KERNEL_PORTABLE, 300, 64, 5);
-  one_case(32, FP2_KERNEL_PORTABLE, 300, 16, 9);
   if (major == 9) {
     one_case(32, FP2_KERNEL_SM90, 300, 0, 3);
     one_case(24, FP2_KERNEL_SM90, 512, 0, 4);
     one_case(32, FP2_KERNEL_SM90, 300, 128, 6);
     one_case(24, FP2_KERNEL_SM90, 512, 64, 7);
-    one_case(32, FP2_KERNEL_SM90, 300, 16, 8); /* gathered by the producer */
   }
   return test_result("gpu_pooled_cache");
 }

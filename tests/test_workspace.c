@@ -1,8 +1,9 @@
 /* fp2_forward's workspace layout (forward.c), on the host: for BF16 and FP8 and both attention
    kernels, every region fp2_workspace_map gives starts on a 256-byte boundary, holds what
    fp2.h says it holds, overlaps no other and ends inside fp2_workspace_bytes; the FP8-only
-   regions are NULL for BF16, and pages take no more room than contiguous K and V; a workspace
-   too small or misaligned is refused; fp2_check_pages takes the page sizes and page counts fp2.h
+   regions are NULL for BF16, the BF16 copies of K and V only for pages the pool copies (fewer
+   than FP2_ATTEND_PAGE_MIN keys), which pages of more keys take no room for; a workspace too
+   small or misaligned is refused; fp2_check_pages takes the page sizes and page counts fp2.h
    names, and fp2_check_pooled_cache a cache where fp2.h says it may be used, and nowhere else.
    The plan is filled by hand (sizes only: the layout reads no device memory), so no GPU is
    needed. */
@@ -30,7 +31,8 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
   const size_t total = fp2_workspace_bytes(&p, &plan);
   fp2_params contiguous = p;
   contiguous.page_size = 0;
-  EXPECT_MSG(total == fp2_workspace_bytes(&contiguous, &plan),
+  const size_t copies = !fp8 && page_size && page_size < FP2_ATTEND_PAGE_MIN ? 2 * nk : 0;
+  EXPECT_MSG(total == fp2_workspace_bytes(&contiguous, &plan) + 2 * copies,
              "pages of %d keys: %zu bytes of workspace (%zu contiguous)", page_size, total,
              fp2_workspace_bytes(&contiguous, &plan));
   const uintptr_t base = 1 << 20; /* never dereferenced */
@@ -53,6 +55,8 @@ static void one_case(fp2_dtype dt, fp2_kernel kernel, int page_size) {
       {"index.indices", (uintptr_t)w.index.indices, 4 * (size_t)plan.capacity},
       {"select_ws", (uintptr_t)w.select_ws, fp2_select_workspace_bytes(&plan)},
       {"attend_ws", (uintptr_t)w.attend_ws, fp2_attend_workspace_bytes(&p, &plan)},
+      {"k16", (uintptr_t)w.k16, copies},
+      {"v16", (uintptr_t)w.v16, copies},
   };
   const int n = (int)(sizeof r / sizeof r[0]);
   EXPECT(w.select_ws_bytes == r[13].bytes); /* warp_max and the groups' counts (select_csr.cu) */
@@ -113,10 +117,10 @@ static void pooled_cache_accepted(void) {
   EXPECT(fp2_check_pooled_cache(&p, &plan, &narrow) == FP2_ERR_ARG); /* a request has 17 blocks */
   EXPECT(fp2_check_pooled_cache(&p, &plan, &no_table) == FP2_ERR_ARG);
   EXPECT(fp2_check_pooled_cache(&p, &plan, &no_means) == FP2_ERR_ARG);
-  p.page_size = 64; /* pages, as the attention reads them: boxes of 64 keys, and gathers from 16 */
+  p.page_size = 64; /* pages the attention reads */
   EXPECT(fp2_check_pooled_cache(&p, &plan, &cache) == FP2_OK);
-  p.page_size = 16;
-  EXPECT(fp2_check_pooled_cache(&p, &plan, &cache) == FP2_OK);
+  p.page_size = 16; /* pages the pool copies, the prefix included */
+  EXPECT(fp2_check_pooled_cache(&p, &plan, &cache) == FP2_ERR_UNSUPPORTED);
   EXPECT(fp2_check_pooled_cache(&p, &plan, NULL) == FP2_OK);
   p.page_size = 64;
   p.dtype = FP2_FP8;
@@ -125,7 +129,7 @@ static void pooled_cache_accepted(void) {
 }
 
 int main(void) {
-  static const int page_sizes[] = {0, 16, 64}; /* contiguous; pages the sm90 attention gathers, and boxes */
+  static const int page_sizes[] = {0, 16, 64}; /* contiguous, pages the pool copies, pages the attention reads */
   for (int dt = FP2_BF16; dt <= FP2_FP8; dt++)
     for (int i = 0; i < 3; i++) {
       one_case((fp2_dtype)dt, FP2_KERNEL_PORTABLE, page_sizes[i]);

@@ -2,7 +2,8 @@
    is split into query chunks of C tokens; chunk c attends to all keys before its end, with the
    index re-run for it (the tail rule applied to the chunk's own last tiles, as a serving
    engine would). Total time and density against the same prompt in one pass. On the gpu in
-   BF16 (K and V contiguous or in pages), each chunk is also run with a pooled cache (fp2_pooled_cache: the means of the blocks
+   BF16 (K and V contiguous, or in pages the attention reads: FP2_ATTEND_PAGE_MIN keys or
+   more), each chunk is also run with a pooled cache (fp2_pooled_cache: the means of the blocks
    earlier chunks pooled are read, not pooled again), right after the same chunk without it;
    its index must be the same. The gpu times the index stage twice: as one range (index_ms),
    and stage by stage in passes of their own (an event between two kernels may keep the second
