@@ -2,7 +2,7 @@
 # Call 1 of the three-warp gather (issue 14), after `VARIANTS="HEAD G3" ../../chunk-stage-2026-12-04/build.sh`:
 # G3 (HEAD with gather3.patch) gathers pages of 16 by cp.async in warp 0 and warps 2-3 of the
 # producer warpgroup, without the pool's copy; HEAD copies pages of 16 in the pool. Written in
-# the seventh session of 2026-12-05 and not run (no device was lent: five starts refused).
+# the seventh session of 2026-12-05 and not run (no device was lent: seven starts refused).
 # Gates: G3's paged, pooled-cache and kernel tests, its checks against the oracle with pages of
 # 16 and 64, the sanitizers on its paged test (the binding's GPU test once landed: G3 changes
 # fp2.py). Then BF16 speedup at 32K-128K: pages of 16 on both, contiguous on both, pages of 64 on G3; chunked at
