@@ -38,5 +38,5 @@ for f in $W/gpu_*.log $W/check-*.log $W/synccheck-*.log; do
   [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-150)"
 done
 python3 results/h200/paged-attention-2026-12-05/summary.py $W
-wc -c $W/sass-*.log
+for f in $W/sass-*.log; do echo "== $(basename $f .log)"; python3 results/h200/paged-gather-2026-12-05/call4/stalls.py $f | head -32; done
 tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
