@@ -22,10 +22,10 @@
 # - G3: HEAD with gather3.patch (G widened: pages of 16 gathered by warp 0 and warps 2-3 of the
 #   producer warpgroup, warp 1 planning alone there; the pool's copy removed). Written on
 #   2026-12-05 (seventh session), run on 2026-12-06 (an H100: 79 % of contiguous);
-# - G4: HEAD with gather4.patch (G3 with all four producer warps gathering, warp 1 planning each
+# - G4: G3 with gather4.patch (all four producer warps gathering, warp 1 planning each
 #   unit once it has issued the one before; full barriers counting the gathering lanes, whose
 #   cp.async arrive with .noinc);
-# - G5: HEAD with gather5.patch (G4 with three BF16 stages, contiguous too: a measurement of
+# - G5: G4 with stages3.patch (three BF16 stages, contiguous too: a measurement of
 #   whether the gather's latency wants a deeper pipeline; the plans fit up to about 750K keys).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
@@ -37,7 +37,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
 declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [M]=b9b03d2 [T]=HEAD [G]=HEAD [D16]=HEAD [G3]=HEAD [G4]=HEAD [G5]=HEAD [HEAD]=HEAD)
-declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [M]="" [T]="table-early" [G]="table-early gather" [D16]="table-early page-min-16" [G3]="gather3" [G4]="gather4" [G5]="gather5" [HEAD]="")
+declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [M]="" [T]="table-early" [G]="table-early gather" [D16]="table-early page-min-16" [G3]="gather3" [G4]="gather3 gather4" [G5]="gather3 gather4 stages3" [HEAD]="")
 variants=${VARIANTS:-N LV HEAD}
 for n in $variants; do
   rev=${rev_of[$n]:?unknown variant $n}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 3 (2026-12-06): G4 (gather4.patch: G3 with all four producer warps gathering, warp 1 also
+# Call 3 (2026-12-06): G4 (gather3 and gather4.patch: all four producer warps gathering, warp 1 also
 # planning; full barriers counting lanes, cp.async arriving with .noinc) against G3 (call 1, on
 # an H100: 79 % of contiguous) and HEAD (the pool's copy). G4's gates and synccheck (G3's failed
 # on its non-.noinc arrivals), BF16 speedup at 32K-128K, ncu of the attention at 32K (full set

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 4 (2026-12-06): G5 (gather5.patch: G4 with three BF16 stages, contiguous too) against G4
+# Call 4 (2026-12-06): G5 (G4 with stages3.patch: three BF16 stages, contiguous too) against G4
 # (call 3, H100: pages of 16 at 83-84 % of contiguous at 32K-64K) and HEAD: does the gather want
 # a deeper pipeline? G5's gates, BF16 speedup at 32K-128K, ncu's source counters per SASS
 # instruction of the attention at 32K (the better gather with pages of 16, HEAD contiguous:
