@@ -26,7 +26,8 @@
 #   unit once it has issued the one before; full barriers counting the gathering lanes, whose
 #   cp.async arrive with .noinc);
 # - G5: G4 with stages3.patch (three BF16 stages, contiguous too: a measurement of
-#   whether the gather's latency wants a deeper pipeline; the plans fit up to about 750K keys).
+#   whether the gather's latency wants a deeper pipeline: it does not, call 4; the plans fit up to
+#   about 750K keys).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
 # HEAD, what call 5 ran; VARIANTS="N HEAD" (call 7) builds and packs only those, and so on.

@@ -1,7 +1,10 @@
-"""Where a kernel's warps wait, from ncu's source page per SASS instruction (argv[1]: the CSV of
-`ncu -i REP --page source --csv --print-source sass`): the sampled stalls summed by opcode, then
-the instructions that hold the most samples, each with its share."""
+"""Where a kernel's warps wait, from ncu's source page per SASS instruction (argv[1]: the CSV, or
+its .xz, of `ncu -i REP --page source --csv --print-source sass`): the sampled stalls summed by
+opcode; the waits on each mbarrier (a TRYWAIT and the branch after it that reads its result,
+named by the barrier's shared-memory offset); the instructions that hold the most samples.
+Shares are of all samples: the sm90 attention's 12 warps are 4 producer and 8 consumer ones."""
 import csv
+import lzma
 import re
 import sys
 from collections import Counter
@@ -14,21 +17,39 @@ def number(s):
         return 0.0
 
 
-lines = open(sys.argv[1], errors="replace").read().splitlines()
-start = next(i for i, l in enumerate(lines) if l.startswith('"#') or l.startswith('"Address'))
+path = sys.argv[1]
+lines = (lzma.open if path.endswith(".xz") else open)(path, "rt", errors="replace").read().splitlines()
+start = next(i for i, l in enumerate(lines) if l.startswith('"Address'))
 table = list(csv.reader(lines[start:]))
-head, rows = table[0], table[1:]
-src = next(i for i, h in enumerate(head) if h == "Source")
-samples = next(i for i, h in enumerate(head) if h.startswith("Warp Stall Sampling (All"))
-total = sum(number(r[samples]) for r in rows if len(r) > samples) or 1.0
+head = table[0]
+rows = [r for r in table[1:] if len(r) == len(head)]
+src = head.index("Source")
+samples = head.index("Warp Stall Sampling (All Samples)")
+total = sum(number(r[samples]) for r in rows) or 1.0
+
+
+def share(r):
+    return 100 * number(r[samples]) / total
+
+
 by_op = Counter()
 for r in rows:
-    if len(r) > samples:
-        op = re.sub(r"^@!?U?P\w+\s+", "", r[src].strip()).split(" ")[0]
-        by_op[op] += number(r[samples])
+    by_op[re.sub(r"^@!?U?P\w+\s+", "", r[src].strip()).split(" ")[0]] += share(r)
 print("samples %d; by opcode:" % total)
-for op, n in by_op.most_common(14):
-    print("  %-28s %5.1f %%" % (op, 100 * n / total))
+for op, s in by_op.most_common(12):
+    print("  %-28s %5.1f %%" % (op, s))
+
+waits = Counter()
+for i, r in enumerate(rows):
+    m = re.search(r"TRYWAIT P(\d), \[[^\]]*\+(0x[0-9a-f]+)\]", r[src])
+    if m:
+        branch = next((x for x in rows[i + 1:i + 8] if re.match(r"@!P%s\s+BRA" % m.group(1), x[src].strip())), None)
+        waits[m.group(2)] += share(r) + (share(branch) if branch else 0)
+print("mbarrier waits (shared offset: share):")
+for off, s in sorted(waits.items()):
+    if s >= 0.05:
+        print("  %s %5.2f %%" % (off, s))
+
 print("top instructions:")
-for r in sorted((r for r in rows if len(r) > samples), key=lambda r: -number(r[samples]))[:22]:
-    print("  %5.1f %%  %s  %s" % (100 * number(r[samples]) / total, r[0], r[src].strip()[:80]))
+for r in sorted(rows, key=lambda r: -number(r[samples]))[:20]:
+    print("  %5.2f %%  %s  %s" % (share(r), r[0][-6:], r[src].strip()[:80]))
