@@ -36,7 +36,7 @@ paged_call() {
 # The table printed last, then $W packed for the fetch.
 paged_finish() {
   cat $W/steps.txt
-  for f in $W/gpu_*.log $W/check-*.log $W/memcheck-*.log; do
+  for f in $W/gpu_*.log $W/*check-*.log; do
     [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"
   done
   python3 results/h200/paged-attention-2026-12-05/summary.py $W

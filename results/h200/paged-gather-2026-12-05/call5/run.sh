@@ -5,13 +5,12 @@
 # source asks (cuobjdump: the LDGSTS of the paged kernel and the adds between them), G6's gates,
 # BF16 speedup at 32K-128K alternated three times, ncu's source counters of G6 (call4/stalls.py).
 source results/h200/chunk-stage-2026-12-04/steps.sh
+source results/h200/paged-attention-2026-12-05/steps.sh
+source results/h200/paged-gather-2026-12-05/steps.sh
 G=.carry/d4/G6
 step sass-G6 30 cuobjdump -sass $G/libfp2.so
 grep -B2 -A1 "LDGSTS.E.BYPASS.128 desc" $W/sass-G6.log | head -60 > $W/ldgsts-G6.txt; rm -f $W/sass-G6.log
-for t in gpu_paged gpu_kernels gpu_pooled_cache; do step $t-G6 40 $G/$t; done
-step check-paged16-G6 60 $G/fp2bench check --backend gpu --rows 512 --kernel sm90 --paged 16 \
-  --requests 1k,2x300/2k+77,640/4k+77,77
-step synccheck-paged-G6 60 compute-sanitizer --tool synccheck --error-exitcode 9 $G/gpu_paged
+gather_gates G6
 S="speedup --backend gpu --peers none --dtype bf16 --len ${LENS:-32k,64k,128k}"
 if grep -q "^gpu_paged-G6 rc=0" $W/steps.txt; then
   for r in 1 2 3; do
@@ -25,11 +24,6 @@ if grep -q "^gpu_paged-G6 rc=0" $W/steps.txt; then
     python3 results/h200/paged-gather-2026-12-05/call4/stalls.py $W/sass-src-G6.csv"
   rm -f $W/g6.ncu-rep
 fi
-cat $W/steps.txt
-for f in $W/gpu_*.log $W/check-*.log $W/synccheck-*.log; do
-  [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-150)"
-done
 head -24 $W/ldgsts-G6.txt
-python3 results/h200/paged-attention-2026-12-05/summary.py $W
 head -30 $W/stalls-G6-16.log 2>/dev/null
-tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
+paged_finish
