@@ -29,10 +29,11 @@
 #   whether the gather's latency wants a deeper pipeline: it does not, call 4; the plans fit up to
 #   about 750K keys);
 # - G6: G4 with gather6.patch (each copy's source address in a register of its own, computed
-#   before the copies: call 4's ncu found the address adds waiting on queued copies). Written on
-#   2026-12-06, not run (the session's device time was spent).
+#   before the copies: call 4's ncu found the address adds waiting on queued copies). Run in
+#   the second session of 2026-12-06: 8 % slower than G4 (the compiler recomputes the addresses);
 # - G7: G6 with gather7.patch (the page table read an item ahead, where G6 waits on it where it
-#   is used; the paged kernel's split 64 / 216 registers, where 56 / 224 spilled: NOTES.md).
+#   is used; the paged kernel's split 64 / 216 registers, where 56 / 224 spilled): another 6 %
+#   slower. G4 is the best gather, and the gather is shelved (kernels/NOTES.md, calls 6-9).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
 # HEAD, what call 5 ran; VARIANTS="N HEAD" (call 7) builds and packs only those, and so on.
