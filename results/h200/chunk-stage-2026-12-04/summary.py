@@ -5,7 +5,7 @@ import json
 import sys
 
 folder = sys.argv[1]
-METRIC_UNITS = ("sm", "smsp", "gpu", "launch", "dram")  # the metrics asked for, not ncu's device attributes
+METRIC_UNITS = ("sm", "smsp", "gpu", "launch", "dram", "lts")  # the metrics asked for, not ncu's device attributes
 for f in sorted(glob.glob(folder + "/chunked-*.json"), key=lambda f: int(f.split("-")[-1][:-5])):
     try:
         rows = {r["mode"]: r for r in json.load(open(f))["rows"]}

@@ -11,15 +11,5 @@ for c in "32k 0" "128k 0" "128k 64" "128k 16"; do
   step ncu-$1-$2 60 ncu --clock-control none --csv --page raw -k regex:attend_sm90_kernel --launch-skip 1 --launch-count 1 \
     --metrics $M $H/fp2bench run --backend gpu --dtype bf16 --len $1 --rows 1 --trials 2 $p
 done
-for f in $W/ncu-*.log; do
-  echo "== $(basename $f .log)"
-  python3 - "$f" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-head, units, vals = rows[0], rows[1], rows[2]
-for h, u, v in zip(head, units, vals):
-    if h.startswith(("gpu__", "dram__", "lts__", "sm__", "launch__grid")):
-        print("  %-70s %s %s" % (h, v, u))
-PY
-done
+python3 results/h200/chunk-stage-2026-12-04/summary.py $W
 paged_finish
