@@ -37,6 +37,6 @@ finish() {
   for f in $W/gpu_*.log $W/check-*.log $W/*check-*.log; do
     [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"
   done
-  python3 results/h200/chunk-stage-2026-12-04/summary.py $W
+  python3 results/h200/chunk-stage-2026-12-04/summary.py $W "$M"
   tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
 }

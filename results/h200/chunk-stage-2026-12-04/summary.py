@@ -1,11 +1,20 @@
-"""The chunked runs and ncu rows of a call's folder (argv[1]), one line each, in run order."""
+"""The chunked runs and ncu rows of a call's folder (argv[1]), one line each, in run order. argv[2]
+(optional): the comma list of metrics the ncu steps asked for, the only columns then printed
+(ncu's raw page adds every launch__ attribute and each metric's other rollups)."""
 import csv
 import glob
 import json
 import sys
 
 folder = sys.argv[1]
-METRIC_UNITS = ("sm", "smsp", "gpu", "launch", "dram", "lts")  # the metrics asked for, not ncu's device attributes
+ASKED = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
+METRIC_UNITS = ("sm", "smsp", "gpu", "launch", "dram", "lts")  # without argv[2]: not ncu's device attributes
+
+
+def printed(column):
+    return column in ASKED if ASKED else column.split("__")[0] in METRIC_UNITS
+
+
 for f in sorted(glob.glob(folder + "/chunked-*.json"), key=lambda f: int(f.split("-")[-1][:-5])):
     try:
         rows = {r["mode"]: r for r in json.load(open(f))["rows"]}
@@ -26,6 +35,6 @@ for f in sorted(glob.glob(folder + "/ncu-*.log")):
         for r in rows[h + 2:]:
             m = dict(zip(rows[h], r))
             print(f.split("/")[-1], m["Kernel Name"][:40],
-                  " ".join("%s=%s" % (k, m[k]) for k in rows[h] if k.split("__")[0] in METRIC_UNITS))
+                  " ".join("%s=%s" % (k, m[k]) for k in rows[h] if printed(k)))
     except (OSError, StopIteration, KeyError) as e:
         print(f, e)

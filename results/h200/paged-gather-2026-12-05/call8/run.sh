@@ -11,5 +11,5 @@ for c in "32k 0" "128k 0" "128k 64" "128k 16"; do
   step ncu-$1-$2 60 ncu --clock-control none --csv --page raw -k regex:attend_sm90_kernel --launch-skip 1 --launch-count 1 \
     --metrics $M $H/fp2bench run --backend gpu --dtype bf16 --len $1 --rows 1 --trials 2 $p
 done
-python3 results/h200/chunk-stage-2026-12-04/summary.py $W
+python3 results/h200/chunk-stage-2026-12-04/summary.py $W "$M"
 paged_finish
