@@ -30,13 +30,19 @@ ncu_one_pass() {
       .carry/d4/$v/fp2bench run --backend gpu --dtype bf16 --len 128k --rows 1 --trials 1
   done
 }
-# The table printed last: the steps, the verdict lines of the checks and sanitizers, the
-# chunked runs (summary.py) and ncu's rows; then $W packed for the fetch.
-finish() {
+# The steps and the verdict lines of the GPU tests, checks and sanitizers (memcheck-*.log and
+# the like match *check-*); every call's table starts with them.
+verdicts() {
   cat $W/steps.txt
-  for f in $W/gpu_*.log $W/check-*.log $W/*check-*.log; do
+  for f in $W/gpu_*.log $W/*check-*.log; do
     [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"
   done
+}
+# $W packed for the fetch.
+pack() { tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W; }
+# The table printed last: the verdicts, the chunked runs (summary.py) and ncu's rows.
+finish() {
+  verdicts
   python3 results/h200/chunk-stage-2026-12-04/summary.py $W "$M"
-  tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
+  pack
 }

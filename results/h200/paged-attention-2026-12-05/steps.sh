@@ -33,12 +33,9 @@ paged_call() {
   step memcheck-pooled-HEAD 60 compute-sanitizer --tool memcheck --error-exitcode 9 $H/gpu_pooled_cache
   paged_finish
 }
-# The table printed last, then $W packed for the fetch.
+# The table printed last (verdicts, then summary.py), then $W packed for the fetch.
 paged_finish() {
-  cat $W/steps.txt
-  for f in $W/gpu_*.log $W/*check-*.log; do
-    [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"
-  done
+  verdicts
   python3 results/h200/paged-attention-2026-12-05/summary.py $W
-  tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
+  pack
 }

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Issue 14's H200 records on main as it stands (HEAD of ../chunk-stage-2026-12-04/build.sh; its
-# kernels are 7b54a38's): HEAD's GPU tests; chunked at 128K (8K and 16K chunks, with and without
-# the pooled cache) twice and with pages of 64; the speedup records contiguous and with pages of
-# 16 and 64 (32K-128K, both dtypes); the same-run peers at 128K BF16; breakdown at 128K. The SM
-# clock, power and temperature are logged every 500 ms beside them (clocks.csv). On any GPU but
-# an H200 it stops at once: these are H200 records.
+# kernels are 7b54a38's): HEAD's GPU tests and checks; chunked at 128K (8K and 16K chunks, with
+# and without the pooled cache), 8K again and with pages of 64; the speedup records contiguous and
+# with pages of 16 and 64 (32K-128K, both dtypes); the same-run peers at 128K BF16; breakdown at
+# 128K. The SM clock, power and temperature are logged every 500 ms beside them (clocks.csv). On
+# any GPU but an H200 it stops at once: these are H200 records.
 source results/h200/chunk-stage-2026-12-04/steps.sh
+source results/h200/paged-attention-2026-12-05/steps.sh
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: $gpu" | tee $W/device.txt
 case "$gpu" in *H200*) ;; *) echo "not an H200: nothing run"; exit 0 ;; esac
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 500 > $W/clocks.csv &
 smi=$!
-HB=$H/fp2bench
-for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t 40 $H/$t; done
+head_checks
 step chunked-128k 60 $HB chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
 step chunked-8k-r2 40 $HB chunked --backend gpu --len 128k --chunk 8k --out $W/chunked-8k-r2.json
 step chunked-8k-paged64 40 $HB chunked --backend gpu --len 128k --chunk 8k --paged 64 --out $W/chunked-8k-paged64.json
@@ -24,8 +24,4 @@ step speedup-peers-128k-bf16 150 $HB speedup --backend gpu --len 128k --dtype bf
   --out $W/speedup-peers-128k-bf16.json
 step breakdown 40 $HB breakdown --backend gpu --dtype bf16 --len 128k --out $W/res/breakdown.json
 kill $smi
-cat $W/steps.txt
-for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do
-  echo "$t: $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $W/$t.log | tail -2 | tr '\n' ' ' | cut -c1-200)"; done
-python3 results/h200/records-2026-12-06/summary.py $W
-tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W
+paged_finish
