@@ -1,11 +1,11 @@
 """The times of a paged-attention call's folder (argv[1]): speedup's rows (index + attention, ms)
 per build and page size, with the records' total against contiguous and any peers timed beside;
-breakdown's pool and attention at 128K; chunked's index with and without the pooled cache, per chunk size; the
-SM clock and power where the call logged them (clocks.csv, nvidia-smi's csv)."""
+breakdown's pool and attention at 128K; chunked's index with and without the pooled cache, per
+chunk size; the SM clock and power where the call logged them (clocks.csv, nvidia-smi's csv)."""
 import csv
-import statistics
 import glob
 import json
+import statistics
 import sys
 
 w = sys.argv[1]
