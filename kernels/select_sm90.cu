@@ -3,7 +3,9 @@
    One CTA of one warpgroup per segment (sequence, KV head, query tile of 128 packed rows),
    heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
    128 (by cp.async otherwise: a tile then starts inside a position's heads), issued before
-   the kernel waits for the pool (it may start while the pool drains: dependent_launch.cuh);
+   the kernel waits for the pool (it may start while the pool drains: dependent_launch.cuh).
+   The TMA reads Q under an evict-first L2 policy: one CTA reads each tile, so that its misses
+   evict each other, not the lines other kernels left in L2, dirty ones included.
    FP8 from bf16 Q, the CTA converts its tile as it stages it and writes the codes out; the
    pooled keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
    as M, the tile's rows as N; FP8: e4m3 wgmma on the codes, no conversion), so that a key's
@@ -34,7 +36,9 @@
    whole-tile product a stage at 4 CTAs, the stage released before the exponentials; 114
    registers, was 84) ncu at 128K 1.037 → 0.997 ms, 128K in 8K chunks 1.543 → 1.504; v15
    (BF16's unmasked stage scored in one pass, no vote between its halves; 121 registers) ncu
-   at 128K 1.005 → 0.987 ms, 128K in 8K chunks 1.511 → 1.472. */
+   at 128K 1.005 → 0.987 ms, 128K in 8K chunks 1.511 → 1.472; Q evict-first (2026-12-07), on an
+   H100, 128K in 8K chunks: the index with the pooled cache 1.735 → 1.706 ms, without it 3.045 →
+   3.030, the one pass's select unchanged (kernels/NOTES.md). */
 #include <string.h>
 
 #include "cuda_check.h"
@@ -339,9 +343,10 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
     fence_mbarrier_init();
     if (q_source == kQByTma) { /* rows past the sequence read the next one's: every score of theirs is masked */
       mbarrier_arrive_expect_tx(&sm.q_full, Prec::halves * kHalfBytes);
+      const uint64_t read_once = l2_evict_first_policy(); /* each tile is read by one CTA */
       for (int hf = 0; hf < Prec::halves; hf++)
-        tma_load_3d(sm.q + hf * kHalfBytes, &tm_q, hf * 64, sg.h * sg.g, a.cu_q[sg.s] + sg.tl.p_first - sg.offset,
-                    &sm.q_full);
+        tma_load_3d_hinted(sm.q + hf * kHalfBytes, &tm_q, hf * 64, sg.h * sg.g,
+                           a.cu_q[sg.s] + sg.tl.p_first - sg.offset, &sm.q_full, read_once);
     }
   }
   if (q_source == kQByCpAsync) {
