@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Call 2 (2026-12-07, fourth session): main with the select's Q read evict-first (HEAD, b23e871)
+# against main before it (P, e45e33e), built by `VARIANTS="HEAD P"
+# results/h200/chunk-stage-2026-12-04/build.sh`. On any card: HEAD's GPU tests and checks (g = 3:
+# Q by cp.async; g = 4: by TMA, the hinted load); `chunked` at 128K in 8K chunks alternated P HEAD
+# three times (mirrored); `breakdown` at 4K-128K in BF16 for both (at 4K-8K Q fits in L2, and the
+# attention read it from there after the select; evict-first may lose that). On an H200 only, the
+# records after: `chunked-128k.json` (8K and 16K chunks) and `breakdown.json` (HEAD's run above).
+source results/h200/chunk-stage-2026-12-04/steps.sh
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "device: $gpu" | tee $W/device.txt
+head_checks
+step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
+  for v in P HEAD HEAD P P HEAD; do
+    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
+      --out $W/chunked-$v-$SECONDS.json
+  done
+  for v in P HEAD; do
+    step breakdown-$v 40 .carry/d4/$v/fp2bench breakdown --backend gpu --dtype bf16 --out $W/breakdown-$v.json
+  done
+  case "$gpu" in
+    *H200*)
+      step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
+      cp $W/breakdown-HEAD.json $W/res/breakdown.json ;;
+  esac
+fi
+# The breakdowns side by side: each length's pool, select, attention and total, P then HEAD (ms).
+python3 - $W <<'P' > $OUT/breakdown.txt
+import json, sys
+def lengths(v):
+    return {r["len"]: r for r in json.load(open("%s/breakdown-%s.json" % (sys.argv[1], v)))["rows"]}
+rows = {v: lengths(v) for v in ("P", "HEAD")}
+for n in sorted(rows["P"]):
+    print(n, " | ".join("%s pool %.3f select %.3f attend %.3f total %.3f"
+                        % (v, r["pool"]["median_ms"], r["select"]["median_ms"], r["attend_corrected"]["median_ms"],
+                           r["total_ms"]) for v in ("P", "HEAD") for r in [rows[v][n]]))
+P
+finish
+cat $OUT/breakdown.txt
