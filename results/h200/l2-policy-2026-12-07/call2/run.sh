@@ -5,7 +5,8 @@
 # Q by cp.async; g = 4: by TMA, the hinted load); `chunked` at 128K in 8K chunks alternated P HEAD
 # three times (mirrored); `breakdown` at 4K-128K in BF16 for both (at 4K-8K Q fits in L2, and the
 # attention read it from there after the select; evict-first may lose that). On an H200 only, the
-# records after: `chunked-128k.json` (8K and 16K chunks) and `breakdown.json` (HEAD's run above).
+# records: `chunked-128k.json` (8K and 16K chunks) before the comparisons, `breakdown.json`
+# (HEAD's breakdown) after them.
 source results/h200/chunk-stage-2026-12-04/steps.sh
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: $gpu" | tee $W/device.txt
@@ -14,6 +15,9 @@ echo "device: $gpu" | tee $W/device.txt
 head_checks
 step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
 if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
+  case "$gpu" in *H200*) # the record first, in case the device time ends during the comparisons
+    step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json ;;
+  esac
   for v in P HEAD HEAD P P HEAD; do
     step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
       --out $W/chunked-$v-$SECONDS.json
@@ -21,11 +25,7 @@ if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD
   for v in P HEAD; do
     step breakdown-$v 40 .carry/d4/$v/fp2bench breakdown --backend gpu --dtype bf16 --out $W/breakdown-$v.json
   done
-  case "$gpu" in
-    *H200*)
-      step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
-      cp $W/breakdown-HEAD.json $W/res/breakdown.json ;;
-  esac
+  case "$gpu" in *H200*) cp $W/breakdown-HEAD.json $W/res/breakdown.json ;; esac
 fi
 # The breakdowns side by side: each length's pool, select, attention and total, P then HEAD (ms).
 python3 - $W <<'P' > $OUT/breakdown.txt
