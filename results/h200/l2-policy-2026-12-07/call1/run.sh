@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Call 1 (2026-12-07, fourth session): the select's Q (E1) and also the pool's K and V (E2) read
-# under an evict-first L2 policy, against HEAD (e45e33e), built by
-# `VARIANTS="HEAD E1 E2" results/h200/chunk-stage-2026-12-04/build.sh`. The question: does a
+# under an evict-first L2 policy, against HEAD, then e45e33e, built by
+# `VARIANTS="HEAD E1 E2" results/h200/chunk-stage-2026-12-04/build.sh` (E1 and E2 as patches on
+# e45e33e then; E1 has landed since, and e45e33e is build.sh's P: run again, HEAD's place is P's). The question: does a
 # chunk's index stage stop paying the write-back of the lines the memset flush left dirty?
 # In order of what each step decides: the card; E2's GPU tests and checks (g = 4, Q by TMA;
 # g = 3, by cp.async) — a cache hint must not change a bit; `chunked` at 128K in 8K chunks
