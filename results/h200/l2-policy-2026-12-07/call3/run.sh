@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Call 3 (2026-12-07, fifth session): E3 (HEAD with evict-q-rows.patch: the select's Q evict-first
+# on its cp.async path, g not dividing 128, and in FP8's conversion too) against HEAD (main,
+# cfa9141: Q evict-first on the TMA path only), and on an H200 first the records call 2 could
+# not write (P = e45e33e against HEAD). Built by `VARIANTS="HEAD P E3"
+# results/h200/chunk-stage-2026-12-04/build.sh`.
+# - On an H200: HEAD's checks, `chunked-128k.json` (8K and 16K chunks), P HEAD alternated in
+#   8K chunks (mirrored), `breakdown.json` (HEAD, BF16), then what any card runs.
+# - On any card: E3's GPU tests and checks (28:4, g = 7: Q by cp.async; FP8 at 32:8 and 28:4),
+#   memcheck of E3's pooled-cache test, `chunked` at 128K in 8K chunks with 28:4 alternated
+#   HEAD E3 (mirrored), `breakdown --dtype fp8` for both.
+# H200_ONLY=1: nothing on any other card.
+source results/h200/chunk-stage-2026-12-04/steps.sh
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "device: $gpu" | tee $W/device.txt
+[ -n "${H200_ONLY:-}" ] && case "$gpu" in *H200*) ;; *) echo "not an H200: nothing run"; exit 0 ;; esac
+E=.carry/d4/E3
+case "$gpu" in *H200*)
+  head_checks
+  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+  if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
+    step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
+    for v in P HEAD HEAD P; do
+      step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
+        --out $W/chunked-$v-$SECONDS.json
+    done
+    step breakdown-HEAD 40 $H/fp2bench breakdown --backend gpu --dtype bf16 --out $W/res/breakdown.json
+  fi ;;
+esac
+for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-E3 40 $E/$t; done
+step check-g7-E3 60 $E/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 28:4 --len 16k --rows 256
+step check-fp8-E3 60 $E/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 16k --rows 256
+step check-fp8-g7-E3 60 $E/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --heads 28:4 --len 13k+77 --rows 256
+step memcheck-pooled-E3 90 compute-sanitizer --tool memcheck $E/gpu_pooled_cache
+if grep -q "^gpu_pooled_cache-E3 rc=0" $W/steps.txt && grep -q "^check-g7-E3 rc=0" $W/steps.txt; then
+  for v in HEAD E3 E3 HEAD HEAD E3; do
+    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --heads 28:4 --len 128k --chunk 8k \
+      --out $W/chunked-$v-$SECONDS.json
+  done
+fi
+if grep -q "^check-fp8-E3 rc=0" $W/steps.txt; then
+  for v in HEAD E3; do
+    step breakdown-fp8-$v 40 .carry/d4/$v/fp2bench breakdown --backend gpu --dtype fp8 --out $W/breakdown-fp8-$v.json
+  done
+fi
+# The FP8 breakdowns side by side: each length's pool, select, attention and total, HEAD then E3 (ms).
+python3 - $W <<'P' > $OUT/breakdown.txt
+import json, os, sys
+def lengths(v):
+    f = "%s/breakdown-fp8-%s.json" % (sys.argv[1], v)
+    return {r["len"]: r for r in json.load(open(f))["rows"]} if os.path.exists(f) else {}
+rows = {v: lengths(v) for v in ("HEAD", "E3")}
+for n in sorted(set(rows["HEAD"]) & set(rows["E3"])):
+    print(n, " | ".join("%s pool %.3f select %.3f attend %.3f total %.3f"
+                        % (v, r["pool"]["median_ms"], r["select"]["median_ms"], r["attend_corrected"]["median_ms"],
+                           r["total_ms"]) for v in ("HEAD", "E3") for r in [rows[v][n]]))
+P
+finish
+cat $OUT/breakdown.txt
