@@ -83,15 +83,6 @@ __device__ __forceinline__ void tma_load_3d(void *dst, const void *map, int c0, 
       : "memory");
 }
 
-/* An L2 policy that puts the lines a load brings in first in line for eviction: for data read
-   once, so that its misses evict each other and not what other kernels left in L2 (dirty
-   lines, whose write-back costs DRAM time). */
-__device__ __forceinline__ uint64_t l2_evict_first_policy() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-
 /* tma_load_3d under an L2 policy (l2_evict_first_policy). */
 __device__ __forceinline__ void tma_load_3d_hinted(void *dst, const void *map, int c0, int c1, int c2, uint64_t *bar,
                                                    uint64_t policy) {

@@ -4,8 +4,9 @@
    heaviest tiles first, several CTAs per SM. The Q tile comes once by TMA where g divides
    128 (by cp.async otherwise: a tile then starts inside a position's heads), issued before
    the kernel waits for the pool (it may start while the pool drains: dependent_launch.cuh).
-   The TMA reads Q under an evict-first L2 policy: one CTA reads each tile, so that its misses
-   evict each other, not the lines other kernels left in L2, dirty ones included.
+   Q's tile is read under an evict-first L2 policy (by TMA or cp.async; FP8's conversion reads
+   it plainly): one CTA reads each tile, so that its misses evict each other, not the lines
+   other kernels left in L2, dirty ones included.
    FP8 from bf16 Q, the CTA converts its tile as it stages it and writes the codes out; the
    pooled keys come by TMA in stages of 64 on mbarriers. A stage's scores are S^T = K̄ Q^T (keys
    as M, the tile's rows as N; FP8: e4m3 wgmma on the codes, no conversion), so that a key's
@@ -38,7 +39,8 @@
    (BF16's unmasked stage scored in one pass, no vote between its halves; 121 registers) ncu
    at 128K 1.005 → 0.987 ms, 128K in 8K chunks 1.511 → 1.472; Q evict-first (2026-12-07), on an
    H100, 128K in 8K chunks: the index with the pooled cache 1.735 → 1.706 ms, without it 3.045 →
-   3.030, the one pass's select unchanged (kernels/NOTES.md). */
+   3.030, the one pass's select unchanged; on its cp.async path too (2026-12-07, fifth session,
+   an H100), 28:4 in 8K chunks: with the pooled cache 1.896 → 1.887 ms (kernels/NOTES.md). */
 #include <string.h>
 
 #include "cuda_check.h"
@@ -351,9 +353,11 @@ __global__ void __launch_bounds__(kSelThreads, SelPrec<kFp8>::ctas_per_sm)
   }
   if (q_source == kQByCpAsync) {
     const unsigned char *q = static_cast<const unsigned char *>(a.q);
+    const uint64_t read_once = l2_evict_first_policy();
     cp_async_rows_sw128<kD * Prec::elem, kSelThreads>(
         sm.q, 0, kTileRows, sg.nrows,
-        [&](int r) { return q + packed_row_offset(p, a.cu_q[sg.s], sg.h, sg.tl.row_begin + r) * Prec::elem; }, q, 0);
+        [&](int r) { return q + packed_row_offset(p, a.cu_q[sg.s], sg.h, sg.tl.row_begin + r) * Prec::elem; }, q, 0,
+        &read_once);
     cp_async_commit();
   }
   fill_row_last(a, p, sg, sm.row_last);

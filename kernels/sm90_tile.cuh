@@ -44,15 +44,18 @@ __device__ __forceinline__ void tma_load_tile_3d(unsigned char *tile, const void
 /* Rows r0 .. r0 + n - 1 of a tile of rows of kRowBytes (128 or 256) by cp.async, into the
    layout TMA writes (16-byte chunk j of row r at j ^ (r % 8) within its half): row r from
    row_ptr(r) (global) when r < valid, zeros otherwise (naming `base`, reading nothing). The
-   CTA's threads `first` .. `first` + kThreads - 1 take part; the caller commits and waits. */
+   CTA's threads `first` .. `first` + kThreads - 1 take part; the caller commits and waits.
+   With an L2 policy (l2_evict_first_policy) the rows' reads carry it. */
 template <int kRowBytes, int kThreads, typename RowPtr>
 __device__ __forceinline__ void cp_async_rows_sw128(unsigned char *tile, int r0, int n, int valid, RowPtr row_ptr,
-                                                    const void *base, int first) {
+                                                    const void *base, int first, const uint64_t *l2_policy = nullptr) {
   constexpr int kChunks = kRowBytes / 16;
   for (int i = threadIdx.x - first; i < n * kChunks; i += kThreads) {
     const int r = r0 + i / kChunks, chunk = i % kChunks;
     unsigned char *dst = tile + (chunk / 8) * kHalfBytes + r * 128 + ((chunk % 8) ^ (r % 8)) * 16;
-    if (r < valid)
+    if (r < valid && l2_policy)
+      cp_async_16_hinted(dst, static_cast<const unsigned char *>(row_ptr(r)) + chunk * 16, 16, *l2_policy);
+    else if (r < valid)
       cp_async_16(dst, static_cast<const unsigned char *>(row_ptr(r)) + chunk * 16, 16);
     else
       cp_async_16(dst, base, 0);
