@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Call 4 (2026-12-07, fifth session): main with Q evict-first on both of the select's BF16 paths
+# (HEAD, 963365a: TMA and cp.async) against main before any hint (P, e45e33e), built by
+# `VARIANTS="HEAD P" results/h200/chunk-stage-2026-12-04/build.sh`.
+# - On any card: HEAD's GPU tests and checks (12:3, g = 3 and 28:4, g = 7: Q by the hinted
+#   cp.async; g = 4: by the hinted TMA; FP8 at 16K), then nothing more on a card other than an H200.
+# - On an H200: the records, `chunked-128k.json` (8K and 16K chunks) first, then P HEAD
+#   alternated in 8K chunks (mirrored, twice), and `breakdown.json` (HEAD, BF16).
+source results/h200/chunk-stage-2026-12-04/steps.sh
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "device: $gpu" | tee $W/device.txt
+head_checks
+step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+step check-g7-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 28:4 --len 16k --rows 256
+step check-fp8-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 16k --rows 256
+case "$gpu" in *H200*)
+  if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
+    step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
+    for v in P HEAD HEAD P P HEAD; do
+      step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
+        --out $W/chunked-$v-$SECONDS.json
+    done
+    step breakdown-HEAD 40 $H/fp2bench breakdown --backend gpu --dtype bf16 --out $W/res/breakdown.json
+  fi ;;
+esac
+finish
