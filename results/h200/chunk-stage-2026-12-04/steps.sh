@@ -21,6 +21,19 @@ head_checks() {
   step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
   step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
 }
+# HEAD's records into $W/res once its pooled-cache test and its check at g = 4 passed:
+# `chunked-128k.json` (8K and 16K chunks) first, in case the device time ends during what
+# follows, then `chunked` at 128K in 8K chunks by each build named, in that order, and
+# `breakdown.json` (BF16) last.
+records() {
+  grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt || return
+  step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
+  for v in "$@"; do
+    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
+      --out $W/chunked-$v-$SECONDS.json
+  done
+  step breakdown-HEAD 40 $H/fp2bench breakdown --backend gpu --dtype bf16 --out $W/res/breakdown.json
+}
 # ncu's metrics of a select launch: its pipes, issue, occupancy, registers and time.
 M=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
 # ncu of the one-pass select at 128K in BF16 for each build named.

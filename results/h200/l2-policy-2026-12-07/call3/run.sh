@@ -18,14 +18,7 @@ E=.carry/d4/E3
 case "$gpu" in *H200*)
   head_checks
   step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
-  if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
-    step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
-    for v in P HEAD HEAD P; do
-      step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
-        --out $W/chunked-$v-$SECONDS.json
-    done
-    step breakdown-HEAD 40 $H/fp2bench breakdown --backend gpu --dtype bf16 --out $W/res/breakdown.json
-  fi ;;
+  records P HEAD HEAD P ;;
 esac
 for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-E3 40 $E/$t; done
 step check-g7-E3 60 $E/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 28:4 --len 16k --rows 256

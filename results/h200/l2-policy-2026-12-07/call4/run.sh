@@ -14,13 +14,6 @@ step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16
 step check-g7-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 28:4 --len 16k --rows 256
 step check-fp8-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 16k --rows 256
 case "$gpu" in *H200*)
-  if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
-    step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
-    for v in P HEAD HEAD P P HEAD; do
-      step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
-        --out $W/chunked-$v-$SECONDS.json
-    done
-    step breakdown-HEAD 40 $H/fp2bench breakdown --backend gpu --dtype bf16 --out $W/res/breakdown.json
-  fi ;;
+  records P HEAD HEAD P P HEAD ;;
 esac
 finish
