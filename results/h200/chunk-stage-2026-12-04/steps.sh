@@ -7,6 +7,11 @@ set -u
 export LD_LIBRARY_PATH=$PWD/.carry:/usr/local/cuda/lib64 FP2_EXPERIMENTS_DIR=$PWD/experiments \
   FP2_PLOTS_DIR=$PWD/plots FP2_PYTHON=$(command -v python3)
 W=$OUT/w; mkdir -p $W
+# The card, into $W/device.txt. H200_ONLY=1: the call stops here on any other card, so that
+# its start is all it costs.
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "device: $gpu" | tee $W/device.txt
+[ -n "${H200_ONLY:-}" ] && case "$gpu" in *H200*) ;; *) echo "not an H200: nothing run"; exit 0 ;; esac
 start=$SECONDS; deadline=${DEADLINE:-570}
 step() { local name=$1 cap=$2; shift 2; local t0=$SECONDS l=$(( deadline - (SECONDS - start) ))
   [ $l -gt $cap ] && l=$cap; [ $l -lt 1 ] && l=1

@@ -8,10 +8,6 @@
 # records: `chunked-128k.json` (8K and 16K chunks) before the comparisons, `breakdown.json`
 # (HEAD's breakdown) after them.
 source results/h200/chunk-stage-2026-12-04/steps.sh
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "device: $gpu" | tee $W/device.txt
-# H200_ONLY=1 (its third try): nothing on any other card, whose start is all it then costs.
-[ -n "${H200_ONLY:-}" ] && case "$gpu" in *H200*) ;; *) echo "not an H200: nothing run"; exit 0 ;; esac
 head_checks
 step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
 if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
