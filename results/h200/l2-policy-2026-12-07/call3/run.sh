@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 3 (2026-12-07, fifth session): E3 (HEAD with evict-q-rows.patch: the select's Q evict-first
+# Call 3 (2026-12-07, fifth session): E3 (../chunk-stage-2026-12-04/build.sh: the select's Q evict-first
 # on its cp.async path, g not dividing 128, and in FP8's conversion too) against HEAD (main,
 # cfa9141: Q evict-first on the TMA path only), and on an H200 first the records call 2 could
 # not write (P = e45e33e against HEAD). Built by `VARIANTS="HEAD P E3"
