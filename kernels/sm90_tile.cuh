@@ -53,12 +53,15 @@ __device__ __forceinline__ void cp_async_rows_sw128(unsigned char *tile, int r0,
   for (int i = threadIdx.x - first; i < n * kChunks; i += kThreads) {
     const int r = r0 + i / kChunks, chunk = i % kChunks;
     unsigned char *dst = tile + (chunk / 8) * kHalfBytes + r * 128 + ((chunk % 8) ^ (r % 8)) * 16;
-    if (r < valid && l2_policy)
-      cp_async_16_hinted(dst, static_cast<const unsigned char *>(row_ptr(r)) + chunk * 16, 16, *l2_policy);
-    else if (r < valid)
-      cp_async_16(dst, static_cast<const unsigned char *>(row_ptr(r)) + chunk * 16, 16);
-    else
+    if (r >= valid) {
       cp_async_16(dst, base, 0);
+      continue;
+    }
+    const unsigned char *src = static_cast<const unsigned char *>(row_ptr(r)) + chunk * 16;
+    if (l2_policy)
+      cp_async_16_hinted(dst, src, 16, *l2_policy);
+    else
+      cp_async_16(dst, src, 16);
   }
 }
 

@@ -26,12 +26,14 @@ head_checks() {
   step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
   step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
 }
+# Whether every step named ran and returned 0.
+passed() { for n in "$@"; do grep -q "^$n rc=0" $W/steps.txt || return 1; done; }
 # HEAD's records into $W/res once its pooled-cache test and its check at g = 4 passed:
 # `chunked-128k.json` (8K and 16K chunks) first, in case the device time ends during what
 # follows, then `chunked` at 128K in 8K chunks by each build named, in that order, and
 # `breakdown.json` (BF16) last.
 records() {
-  grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt || return
+  passed gpu_pooled_cache-HEAD check-g4-HEAD || return
   step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
   for v in "$@"; do
     step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
@@ -55,6 +57,22 @@ verdicts() {
   for f in $W/gpu_*.log $W/*check-*.log; do
     [ -f $f ] && echo "$(basename $f .log): $(grep -E 'ERROR SUMMARY|ok|FAIL|fail|mismatch|flips|cases' $f | tail -2 | tr '\n' ' ' | cut -c1-160)"
   done
+}
+# Two builds' breakdowns side by side into $OUT/breakdown.txt, from $W/STEM-A.json and
+# $W/STEM-B.json: each length's pool, select, attention and total (ms), the lengths both have.
+breakdowns_side_by_side() {
+  python3 - $W "$@" <<'P' > $OUT/breakdown.txt
+import json, os, sys
+w, stem, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+def lengths(v):
+    f = "%s/%s-%s.json" % (w, stem, v)
+    return {r["len"]: r for r in json.load(open(f))["rows"]} if os.path.exists(f) else {}
+rows = {v: lengths(v) for v in names}
+for n in sorted(set.intersection(*(set(rows[v]) for v in names))):
+    print(n, " | ".join("%s pool %.3f select %.3f attend %.3f total %.3f"
+                        % (v, r["pool"]["median_ms"], r["select"]["median_ms"], r["attend_corrected"]["median_ms"],
+                           r["total_ms"]) for v in names for r in [rows[v][n]]))
+P
 }
 # $W packed for the fetch.
 pack() { tar cJf $OUT/w.tar.xz -C $OUT w && rm -rf $W; }

@@ -10,7 +10,7 @@
 source results/h200/chunk-stage-2026-12-04/steps.sh
 head_checks
 step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
-if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD rc=0" $W/steps.txt; then
+if passed gpu_pooled_cache-HEAD check-g4-HEAD; then
   case "$gpu" in *H200*) # the record first, in case the device time ends during the comparisons
     step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json ;;
   esac
@@ -23,16 +23,6 @@ if grep -q "^gpu_pooled_cache-HEAD rc=0" $W/steps.txt && grep -q "^check-g4-HEAD
   done
   case "$gpu" in *H200*) cp $W/breakdown-HEAD.json $W/res/breakdown.json ;; esac
 fi
-# The breakdowns side by side: each length's pool, select, attention and total, P then HEAD (ms).
-python3 - $W <<'P' > $OUT/breakdown.txt
-import json, sys
-def lengths(v):
-    return {r["len"]: r for r in json.load(open("%s/breakdown-%s.json" % (sys.argv[1], v)))["rows"]}
-rows = {v: lengths(v) for v in ("P", "HEAD")}
-for n in sorted(rows["P"]):
-    print(n, " | ".join("%s pool %.3f select %.3f attend %.3f total %.3f"
-                        % (v, r["pool"]["median_ms"], r["select"]["median_ms"], r["attend_corrected"]["median_ms"],
-                           r["total_ms"]) for v in ("P", "HEAD") for r in [rows[v][n]]))
-P
+breakdowns_side_by_side breakdown P HEAD
 finish
 cat $OUT/breakdown.txt

@@ -21,28 +21,17 @@ step check-g7-E3 60 $E/fp2bench check --backend gpu --kernel sm90 --dtype bf16 -
 step check-fp8-E3 60 $E/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 16k --rows 256
 step check-fp8-g7-E3 60 $E/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --heads 28:4 --len 13k+77 --rows 256
 step memcheck-pooled-E3 90 compute-sanitizer --tool memcheck $E/gpu_pooled_cache
-if grep -q "^gpu_pooled_cache-E3 rc=0" $W/steps.txt && grep -q "^check-g7-E3 rc=0" $W/steps.txt; then
+if passed gpu_pooled_cache-E3 check-g7-E3; then
   for v in HEAD E3 E3 HEAD HEAD E3; do
     step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --heads 28:4 --len 128k --chunk 8k \
       --out $W/chunked-$v-$SECONDS.json
   done
 fi
-if grep -q "^check-fp8-E3 rc=0" $W/steps.txt; then
+if passed check-fp8-E3; then
   for v in HEAD E3; do
     step breakdown-fp8-$v 40 .carry/d4/$v/fp2bench breakdown --backend gpu --dtype fp8 --out $W/breakdown-fp8-$v.json
   done
 fi
-# The FP8 breakdowns side by side: each length's pool, select, attention and total, HEAD then E3 (ms).
-python3 - $W <<'P' > $OUT/breakdown.txt
-import json, os, sys
-def lengths(v):
-    f = "%s/breakdown-fp8-%s.json" % (sys.argv[1], v)
-    return {r["len"]: r for r in json.load(open(f))["rows"]} if os.path.exists(f) else {}
-rows = {v: lengths(v) for v in ("HEAD", "E3")}
-for n in sorted(set(rows["HEAD"]) & set(rows["E3"])):
-    print(n, " | ".join("%s pool %.3f select %.3f attend %.3f total %.3f"
-                        % (v, r["pool"]["median_ms"], r["select"]["median_ms"], r["attend_corrected"]["median_ms"],
-                           r["total_ms"]) for v in ("HEAD", "E3") for r in [rows[v][n]]))
-P
+breakdowns_side_by_side breakdown-fp8 HEAD E3
 finish
 cat $OUT/breakdown.txt
