@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Call 1 (2026-12-07, seventh session): W (fc7195a, branch w: with a pooled cache, the sm90
+# select's grid starts with one CTA an SM that pools the chunk's fresh blocks by cp.async while
+# the other CTAs score the prefix; a scoring CTA waits only before its first fresh stage, pooling
+# what is left itself) against HEAD (main, 1e31f3c) and P (e45e33e). The carry: HEAD and P as
+# `VARIANTS="HEAD P" ../chunk-stage-2026-12-04/build.sh` packs them, W built from fc7195a.
+# In order of what each step decides: the card; W's GPU tests (gpu_pooled_cache: the cached
+# passes equal the uncached ones bit for bit, sm90 with pages of 64 and 128, g = 3 and 4) and
+# checks; chunked at 128K in 8K chunks alternated HEAD W three times; pages of 64 and 16K chunks
+# once each; memcheck and synccheck of W's pooled-cache test. On an H200 also the records of main
+# (HEAD's checks, `chunked-128k.json` and `breakdown.json` into w/res) and W's `chunked-128k.json`
+# into w/res-W, in case W lands.
+source results/h200/chunk-stage-2026-12-04/steps.sh
+X=.carry/d4/W
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
+for t in gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-W 40 $X/$t; done
+step check-g3-W 60 $X/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+C="chunked --backend gpu --len 128k"
+if passed gpu_pooled_cache-W; then
+  for v in HEAD W W HEAD HEAD W; do
+    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench $C --chunk 8k --out $W/chunked-$v-$SECONDS.json
+  done
+  step chunked64-W-$SECONDS 50 $X/fp2bench $C --chunk 8k --paged 64 --out $W/chunked-p64W-$SECONDS.json
+  step chunked16k-W-$SECONDS 50 $X/fp2bench $C --chunk 16k --out $W/chunked-16kW-$SECONDS.json
+fi
+for tool in memcheck synccheck; do
+  step $tool-pooled-W 60 compute-sanitizer --tool $tool --error-exitcode 9 $X/gpu_pooled_cache
+done
+case "$gpu" in *H200*)
+  head_checks
+  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+  records
+  if passed gpu_pooled_cache-W check-g3-W memcheck-pooled-W synccheck-pooled-W; then
+    mkdir -p $W/res-W
+    step chunked-128k-W 60 $X/fp2bench $C --chunk 8k,16k --out $W/res-W/chunked-128k.json
+  fi ;;
+esac
+finish

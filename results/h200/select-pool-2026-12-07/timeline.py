@@ -1,0 +1,25 @@
+"""Summary of a timeline log (argv[1], plain or .xz) from a build with ../timeline.patch or
+timeline2.patch: per launch of the cached select of chunk 8 of 72K in 8K chunks, the pooling
+CTAs' span and tasks, and the scoring CTAs' first wave (the CTAs that started first, one a
+slot the poolers leave: 3 an SM): when they reached their fresh stage, how many deferred it,
+and how many fresh tasks the scoring CTAs pooled themselves. Times in us from the launch's
+first CTA (%globaltimer); the prints themselves slow the CTAs that wait, so only the times
+up to the first wave's fresh stage are undisturbed."""
+import lzma
+import sys
+
+name = sys.argv[1]
+lines = [l.split() for l in (lzma.open(name, "rt") if name.endswith(".xz") else open(name)) if l[:2] in ("P ", "S ")]
+P = [l for l in lines if l[0] == "P"]
+S = [l for l in lines if l[0] == "S"]
+poolers, scorers = 132, 2048
+for n in range(len(P) // poolers):
+    p, s = P[n * poolers:(n + 1) * poolers], S[n * scorers:(n + 1) * scorers]
+    t0 = min(int(x[3]) for x in p + s)
+    us = lambda t: (int(t) - t0) / 1e3
+    first = sorted(s, key=lambda x: int(x[3]))[:3 * poolers]
+    print("launch %d: poolers on %d SMs, %.1f-%.1f us, %d tasks (%d-%d each); first wave's fresh stage %.1f-%.1f us; "
+          "%d scoring CTAs deferred it and pooled %d tasks"
+          % (n, len({x[2] for x in p}), min(us(x[4]) for x in p), max(us(x[4]) for x in p), sum(int(x[5]) for x in p),
+             min(int(x[5]) for x in p), max(int(x[5]) for x in p), min(us(x[4]) for x in first),
+             max(us(x[4]) for x in first), sum(int(x[5]) > 0 for x in s), sum(max(0, int(x[7])) for x in s)))
