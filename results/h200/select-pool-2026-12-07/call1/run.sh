@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Ran once, 2026-12-07, on an H100 (w-h100/: its logs and JSONs; kernels/NOTES.md, "W: the fresh blocks pooled inside the select by CTAs of their own", what it found).
+# Branch w did not outlive its session: `VARIANTS="HEAD W W2 WD W2D" ../chunk-stage-2026-12-04/build.sh` rebuilds its builds from the patches here.
 # Call 1 (2026-12-07, seventh session): W (fc7195a, branch w: with a pooled cache, the sm90
 # select's grid starts with one CTA an SM that pools the chunk's fresh blocks by cp.async while
 # the other CTAs score the prefix; a scoring CTA waits only before its first fresh stage, pooling

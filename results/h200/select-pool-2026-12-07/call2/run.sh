@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Ran once, 2026-12-07, on an H100 (w-h100/: its logs and JSONs; kernels/NOTES.md, "W: the fresh blocks pooled inside the select by CTAs of their own", what it found).
+# Branch w did not outlive its session: `VARIANTS="HEAD W W2 WD W2D" ../chunk-stage-2026-12-04/build.sh` rebuilds its builds from the patches here.
 # Call 2 (2026-12-07, seventh session). On any card: WD (W, fc7195a, with ../timeline.patch:
 # each fresh-pooling CTA and each scoring CTA of the cached select of chunk 8 of 72K in 8K chunks
 # prints its SM, its %globaltimer at start, at its fresh stage, after its wait and at its end,

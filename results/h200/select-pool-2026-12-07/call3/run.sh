@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Ran once, 2026-12-07, on an H100 (w-h100/: its logs and JSONs; kernels/NOTES.md, "W: the fresh blocks pooled inside the select by CTAs of their own", what it found).
+# Branch w did not outlive its session: `VARIANTS="HEAD W W2 WD W2D" ../chunk-stage-2026-12-04/build.sh` rebuilds its builds from the patches here.
 # Call 3 (2026-12-07, seventh session): W2 (c9bc8bb, branch w: W with a fresh task's rows found
 # once when it is taken, and one atomic a ticket; call 2's timeline found W's pooling CTAs at
 # 15 us a task) against HEAD (main, 1e31f3c). The carry: HEAD and P as
