@@ -26,6 +26,27 @@ head_checks() {
   step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
   step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
 }
+# Build V's GPU tests (the names after V) and its check at g = 3 (24:8 at 16K), as steps NAME-V.
+variant_gates() {
+  local v=$1 t; shift
+  for t in "$@"; do step $t-$v 40 .carry/d4/$v/$t; done
+  step check-g3-$v 60 .carry/d4/$v/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+}
+# memcheck and synccheck of build V's pooled-cache test.
+sanitize_pooled() {
+  local tool
+  for tool in memcheck synccheck; do
+    step $tool-pooled-$1 60 compute-sanitizer --tool $tool --error-exitcode 9 .carry/d4/$1/gpu_pooled_cache
+  done
+}
+# `chunked` at 128K in 8K chunks by each build named, in that order, into $W/chunked-NAME-SECONDS.json.
+chunked_each() {
+  local v
+  for v in "$@"; do
+    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
+      --out $W/chunked-$v-$SECONDS.json
+  done
+}
 # Whether every step named ran and returned 0.
 passed() { for n in "$@"; do grep -q "^$n rc=0" $W/steps.txt || return 1; done; }
 # HEAD's records into $W/res once its pooled-cache test and its check at g = 4 passed:
@@ -35,11 +56,22 @@ passed() { for n in "$@"; do grep -q "^$n rc=0" $W/steps.txt || return 1; done; 
 records() {
   passed gpu_pooled_cache-HEAD check-g4-HEAD || return
   step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json
-  for v in "$@"; do
-    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
-      --out $W/chunked-$v-$SECONDS.json
-  done
+  chunked_each "$@"
   step breakdown-HEAD 40 $H/fp2bench breakdown --backend gpu --dtype bf16 --out $W/res/breakdown.json
+}
+# On an H200 only: HEAD's tests and checks (g = 4 too) and its records (records: the builds
+# named after V), then build V's `chunked-128k.json` into $W/res-V, for the case that V lands,
+# once its gates and sanitizers passed.
+h200_records() {
+  case "$gpu" in *H200*) ;; *) return ;; esac
+  local v=$1; shift
+  head_checks
+  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+  records "$@"
+  passed gpu_pooled_cache-$v check-g3-$v memcheck-pooled-$v synccheck-pooled-$v || return
+  mkdir -p $W/res-$v
+  step chunked-128k-$v 60 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k \
+    --out $W/res-$v/chunked-128k.json
 }
 # ncu's metrics of a select launch: its pipes, issue, occupancy, registers and time.
 M=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread

@@ -15,26 +15,13 @@
 source results/h200/chunk-stage-2026-12-04/steps.sh
 X=.carry/d4/W
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
-for t in gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-W 40 $X/$t; done
-step check-g3-W 60 $X/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+variant_gates W gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph gpu_neighbour_nan
 C="chunked --backend gpu --len 128k"
 if passed gpu_pooled_cache-W; then
-  for v in HEAD W W HEAD HEAD W; do
-    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench $C --chunk 8k --out $W/chunked-$v-$SECONDS.json
-  done
+  chunked_each HEAD W W HEAD HEAD W
   step chunked64-W-$SECONDS 50 $X/fp2bench $C --chunk 8k --paged 64 --out $W/chunked-p64W-$SECONDS.json
   step chunked16k-W-$SECONDS 50 $X/fp2bench $C --chunk 16k --out $W/chunked-16kW-$SECONDS.json
 fi
-for tool in memcheck synccheck; do
-  step $tool-pooled-W 60 compute-sanitizer --tool $tool --error-exitcode 9 $X/gpu_pooled_cache
-done
-case "$gpu" in *H200*)
-  head_checks
-  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
-  records
-  if passed gpu_pooled_cache-W check-g3-W memcheck-pooled-W synccheck-pooled-W; then
-    mkdir -p $W/res-W
-    step chunked-128k-W 60 $X/fp2bench $C --chunk 8k,16k --out $W/res-W/chunked-128k.json
-  fi ;;
-esac
+sanitize_pooled W
+h200_records W
 finish

@@ -14,27 +14,14 @@
 source results/h200/chunk-stage-2026-12-04/steps.sh
 X=.carry/d4/W2
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
-for t in gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph; do step $t-W2 40 $X/$t; done
-step check-g3-W2 60 $X/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
-for tool in memcheck synccheck; do
-  step $tool-pooled-W2 60 compute-sanitizer --tool $tool --error-exitcode 9 $X/gpu_pooled_cache
-done
+variant_gates W2 gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph
+sanitize_pooled W2
 C="chunked --backend gpu --len 128k"
 if passed gpu_pooled_cache-W2; then
-  for v in HEAD W2 W2 HEAD HEAD W2; do
-    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench $C --chunk 8k --out $W/chunked-$v-$SECONDS.json
-  done
+  chunked_each HEAD W2 W2 HEAD HEAD W2
   step chunked64-W2-$SECONDS 50 $X/fp2bench $C --chunk 8k --paged 64 --out $W/chunked-p64W2-$SECONDS.json
   step timeline-W2D 40 .carry/d4/W2D/fp2bench chunked --backend gpu --len 72k --chunk 8k --trials 1
   mv $W/timeline-W2D.log $W/timeline.log
 fi
-case "$gpu" in *H200*)
-  head_checks
-  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
-  records P HEAD
-  if passed gpu_pooled_cache-W2 check-g3-W2 memcheck-pooled-W2 synccheck-pooled-W2; then
-    mkdir -p $W/res-W2
-    step chunked-128k-W2 60 $X/fp2bench $C --chunk 8k,16k --out $W/res-W2/chunked-128k.json
-  fi ;;
-esac
+h200_records W2 P HEAD
 finish
