@@ -52,7 +52,10 @@
 #   slices, the pool's launch only copying the prefix; a scoring CTA waits only before its first
 #   fresh stage, pooling what is left itself); W2 with w2.patch on it (a task's rows found once);
 #   WD and W2D with timeline.patch and timeline2.patch (each CTA prints its times). Run on
-#   2026-12-07 (seventh session, H100s), not landed (kernels/NOTES.md).
+#   2026-12-07 (seventh session, H100s), not landed (kernels/NOTES.md). W3: W2 with w3.patch
+#   (a pooling CTA counts its tasks done once, after one fence); W3b: W3 with w3b.patch (two
+#   pooling CTAs an SM); W3D: W3 with timeline3.patch (timeline2's prints and, for pooling CTA 0,
+#   each slice's time). Written then, not yet run (../select-pool-2026-12-07/call4).
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
 # HEAD, what call 5 ran; VARIANTS="N HEAD" (call 7) builds and packs only those, and so on.
@@ -62,11 +65,15 @@ here=$PWD/results/h200/chunk-stage-2026-12-04 tmp=${TMPDIR:-/tmp}/fp2-variants
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
-declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [M]=b9b03d2 [T]=HEAD [G]=HEAD [D16]=HEAD [G3]=HEAD [G4]=HEAD [G5]=HEAD [G6]=HEAD [G7]=HEAD [F]=HEAD [E1]=b23e871 [E2]=b23e871 [P]=e45e33e [E3]=963365a [W]=1e31f3c [W2]=1e31f3c [WD]=1e31f3c [W2D]=1e31f3c [HEAD]=HEAD)
+declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [M]=b9b03d2 [T]=HEAD [G]=HEAD [D16]=HEAD [G3]=HEAD [G4]=HEAD [G5]=HEAD [G6]=HEAD [G7]=HEAD [F]=HEAD [E1]=b23e871 [E2]=b23e871 [P]=e45e33e [E3]=963365a [W]=1e31f3c [W2]=1e31f3c [WD]=1e31f3c [W2D]=1e31f3c [W3]=1e31f3c [W3b]=1e31f3c [W3D]=1e31f3c [HEAD]=HEAD)
 declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [M]="" [T]="table-early" [G]="table-early gather" [D16]="table-early page-min-16" [G3]="gather3" [G4]="gather3 gather4" [G5]="gather3 gather4 stages3" [G6]="gather3 gather4 gather6" [G7]="gather3 gather4 gather6 gather7" [F]="fresh-pool" [E1]="" [E2]="evict-kv" [P]="" [E3]="evict-q-fp8" [W]="../select-pool-2026-12-07/w"
   [W2]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2"
   [WD]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/timeline"
-  [W2D]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/timeline2" [HEAD]="")
+  [W2D]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/timeline2"
+  [W3]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/w3"
+  [W3b]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/w3 ../select-pool-2026-12-07/w3b"
+  [W3D]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/w3 ../select-pool-2026-12-07/timeline3"
+  [HEAD]="")
 variants=${VARIANTS:-N LV HEAD}
 for n in $variants; do
   rev=${rev_of[$n]:?unknown variant $n}

@@ -2,7 +2,9 @@
 timeline2.patch: per launch of the cached select of chunk 8 of 72K in 8K chunks, the pooling
 CTAs' span and tasks, and the scoring CTAs' first wave (the CTAs that started first, one a
 slot the poolers leave: 3 an SM): when they reached their fresh stage, how many deferred it,
-and how many fresh tasks the scoring CTAs pooled themselves. Times in us from the launch's
+and how many fresh tasks the scoring CTAs pooled themselves. With timeline3.patch also pooling
+CTA 0's own steps (T lines): the end of its grid-dependency wait, each ticket taken, each
+slice's arrival (its wait and barrier passed) and its end. Times in us from the launch's
 first CTA (%globaltimer); the prints themselves slow the CTAs that wait, so only the times
 up to the first wave's fresh stage are undisturbed."""
 import lzma
@@ -23,3 +25,14 @@ for n in range(len(P) // poolers):
           % (n, len({x[2] for x in p}), min(us(x[4]) for x in p), max(us(x[4]) for x in p), sum(int(x[5]) for x in p),
              min(int(x[5]) for x in p), max(int(x[5]) for x in p), min(us(x[4]) for x in first),
              max(us(x[4]) for x in first), sum(int(x[5]) > 0 for x in s), sum(max(0, int(x[7])) for x in s)))
+
+T = [l for l in (lzma.open(name, "rt") if name.endswith(".xz") else open(name)) if l.startswith("T ")]
+launch = -1
+for l in T:
+    f = l.split()
+    if f[1] == "waited":
+        launch += 1
+        t0 = int(f[2])
+        print("launch %d, pooling CTA 0: waited until %.2f us" % (launch, (int(f[3]) - t0) / 1e3), end="")
+    elif launch >= 0:
+        print(" | %s %.2f" % (" ".join(f[1:-1]), (int(f[-1]) - t0) / 1e3), end="\n" if f[1] == "end" else "")
