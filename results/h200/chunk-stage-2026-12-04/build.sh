@@ -66,13 +66,11 @@ export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p $tmp .carry/d4
 cp -L /usr/lib/x86_64-linux-gnu/libcjson.so.1 .carry/
 declare -A rev_of=([N]=3a44014 [LV]=3a44014 [LW]=3a44014 [M]=b9b03d2 [T]=HEAD [G]=HEAD [D16]=HEAD [G3]=HEAD [G4]=HEAD [G5]=HEAD [G6]=HEAD [G7]=HEAD [F]=HEAD [E1]=b23e871 [E2]=b23e871 [P]=e45e33e [E3]=963365a [W]=1e31f3c [W2]=1e31f3c [WD]=1e31f3c [W2D]=1e31f3c [W3]=1e31f3c [W3b]=1e31f3c [W3D]=1e31f3c [HEAD]=HEAD)
-declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [M]="" [T]="table-early" [G]="table-early gather" [D16]="table-early page-min-16" [G3]="gather3" [G4]="gather3 gather4" [G5]="gather3 gather4 stages3" [G6]="gather3 gather4 gather6" [G7]="gather3 gather4 gather6 gather7" [F]="fresh-pool" [E1]="" [E2]="evict-kv" [P]="" [E3]="evict-q-fp8" [W]="../select-pool-2026-12-07/w"
-  [W2]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2"
-  [WD]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/timeline"
-  [W2D]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/timeline2"
-  [W3]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/w3"
-  [W3b]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/w3 ../select-pool-2026-12-07/w3b"
-  [W3D]="../select-pool-2026-12-07/w ../select-pool-2026-12-07/w2 ../select-pool-2026-12-07/w3 ../select-pool-2026-12-07/timeline3"
+sp=../select-pool-2026-12-07 # W's patches (its builds stack them: W2 is W with w2.patch, and so on)
+w=$sp/w w2=$sp/w2 w3=$sp/w3
+declare -A patches_of=([N]="" [LV]="v17" [LW]="v17 v18" [M]="" [T]="table-early" [G]="table-early gather" [D16]="table-early page-min-16" [G3]="gather3" [G4]="gather3 gather4" [G5]="gather3 gather4 stages3" [G6]="gather3 gather4 gather6" [G7]="gather3 gather4 gather6 gather7" [F]="fresh-pool" [E1]="" [E2]="evict-kv" [P]="" [E3]="evict-q-fp8" [W]="$w"
+  [W2]="$w $w2" [WD]="$w $sp/timeline" [W2D]="$w $w2 $sp/timeline2" [W3]="$w $w2 $w3" [W3b]="$w $w2 $w3 $sp/w3b"
+  [W3D]="$w $w2 $w3 $sp/timeline3"
   [HEAD]="")
 variants=${VARIANTS:-N LV HEAD}
 for n in $variants; do

@@ -17,20 +17,29 @@ step() { local name=$1 cap=$2; shift 2; local t0=$SECONDS l=$(( deadline - (SECO
   [ $l -gt $cap ] && l=$cap; [ $l -lt 1 ] && l=1
   timeout "$l" "$@" > "$W/$name.log" 2>&1; local rc=$?
   echo "$name rc=$rc $((SECONDS - t0))s (at $((SECONDS - start))s)" | tee -a $W/steps.txt; return $rc; }
-# HEAD's GPU tests, then its checks with hkv odd (12:3 at 13K+77) and g = 3 (24:8 at 16K); $H is
-# HEAD's build and $W/res the folder of its records.
+# $H is HEAD's build and $W/res the folder of its records.
 H=.carry/d4/HEAD
 mkdir -p $W/res
+# Build V's check with g = 3 (24:8 at 16K), as step check-g3-V.
+check_g3() {
+  step check-g3-$1 60 .carry/d4/$1/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+}
+# HEAD's GPU tests, then its checks with hkv odd (12:3 at 13K+77) and g = 3.
 head_checks() {
   for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-HEAD 40 $H/$t; done
   step check-odd-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --len 13k+77 --rows 256
-  step check-g3-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+  check_g3 HEAD
 }
-# Build V's GPU tests (the names after V) and its check at g = 3 (24:8 at 16K), as steps NAME-V.
+# HEAD's checks before its records (records): head_checks, and the check at g = 4 (32:8 at 16K).
+head_checks_for_records() {
+  head_checks
+  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+}
+# Build V's GPU tests (the names after V) and its check at g = 3, as steps NAME-V.
 variant_gates() {
   local v=$1 t; shift
   for t in "$@"; do step $t-$v 40 .carry/d4/$v/$t; done
-  step check-g3-$v 60 .carry/d4/$v/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
+  check_g3 $v
 }
 # memcheck and synccheck of build V's pooled-cache test.
 sanitize_pooled() {
@@ -65,8 +74,7 @@ records() {
 h200_records() {
   case "$gpu" in *H200*) ;; *) return ;; esac
   local v=$1; shift
-  head_checks
-  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+  head_checks_for_records
   records "$@"
   passed gpu_pooled_cache-$v check-g3-$v memcheck-pooled-$v synccheck-pooled-$v || return
   mkdir -p $W/res-$v

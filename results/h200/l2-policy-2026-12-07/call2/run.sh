@@ -8,16 +8,12 @@
 # records: `chunked-128k.json` (8K and 16K chunks) before the comparisons, `breakdown.json`
 # (HEAD's breakdown) after them.
 source results/h200/chunk-stage-2026-12-04/steps.sh
-head_checks
-step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+head_checks_for_records
 if passed gpu_pooled_cache-HEAD check-g4-HEAD; then
   case "$gpu" in *H200*) # the record first, in case the device time ends during the comparisons
     step chunked-128k 60 $H/fp2bench chunked --backend gpu --len 128k --chunk 8k,16k --out $W/res/chunked-128k.json ;;
   esac
-  for v in P HEAD HEAD P P HEAD; do
-    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
-      --out $W/chunked-$v-$SECONDS.json
-  done
+  chunked_each P HEAD HEAD P P HEAD
   for v in P HEAD; do
     step breakdown-$v 40 .carry/d4/$v/fp2bench breakdown --backend gpu --dtype bf16 --out $W/breakdown-$v.json
   done

@@ -12,8 +12,7 @@
 source results/h200/chunk-stage-2026-12-04/steps.sh
 E=.carry/d4/E3
 case "$gpu" in *H200*)
-  head_checks
-  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+  head_checks_for_records
   records P HEAD HEAD P ;;
 esac
 for t in gpu_kernels gpu_pooled_cache gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-E3 40 $E/$t; done

@@ -8,8 +8,7 @@
 #   alternated in 8K chunks (mirrored, twice), and `breakdown.json` (HEAD, BF16).
 # - H200_ONLY=1 (steps.sh): nothing at all on any other card, now that an H100 ran the checks.
 source results/h200/chunk-stage-2026-12-04/steps.sh
-head_checks
-step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+head_checks_for_records
 step check-g7-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 28:4 --len 16k --rows 256
 step check-fp8-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 16k --rows 256
 case "$gpu" in *H200*)

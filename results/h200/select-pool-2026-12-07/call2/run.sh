@@ -12,8 +12,7 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv 
 step timeline-WD 40 .carry/d4/WD/fp2bench chunked --backend gpu --len 72k --chunk 8k --trials 1
 mv $W/timeline-WD.log $W/timeline.log
 case "$gpu" in *H200*)
-  head_checks
-  step check-g4-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --len 16k --rows 256
+  head_checks_for_records
   records P HEAD HEAD P ;;
 esac
 grep -c "^P " $W/timeline.log; grep -c "^S " $W/timeline.log
