@@ -3,6 +3,8 @@
 # CAP CMD... (CMD's output to $W/NAME.log, cut at CAP seconds or at the call's deadline).
 set -u
 [ -x .carry/d4/HEAD/fp2bench ] || tar xJf .carry/d4/variants.tar.xz -C .carry/d4
+# build.sh packs only the builds VARIANTS names; every call times main's (HEAD) beside them.
+[ -x .carry/d4/HEAD/fp2bench ] || { echo "the carry holds no HEAD build: $(ls .carry/d4)"; exit 1; }
 [ "$PWD" = /work/main ] || { mkdir -p /work; ln -sfn "$PWD" /work/main; }
 export LD_LIBRARY_PATH=$PWD/.carry:/usr/local/cuda/lib64 FP2_EXPERIMENTS_DIR=$PWD/experiments \
   FP2_PLOTS_DIR=$PWD/plots FP2_PYTHON=$(command -v python3)

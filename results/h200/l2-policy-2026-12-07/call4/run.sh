@@ -7,6 +7,7 @@
 # - On an H200: the records, `chunked-128k.json` (8K and 16K chunks) first, then P HEAD
 #   alternated in 8K chunks (mirrored, twice), and `breakdown.json` (HEAD, BF16).
 # - H200_ONLY=1 (steps.sh): nothing at all on any other card, now that an H100 ran the checks.
+# Ran on an H100 (w-h100/: the checks) and on an H200 (w-h200/: the records), 2026-12-07.
 source results/h200/chunk-stage-2026-12-04/steps.sh
 head_checks_for_records
 step check-g7-HEAD 60 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 28:4 --len 16k --rows 256

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Call 4 (written 2026-12-07, seventh session; not yet run): W3 (W2 counting a pooling CTA's
+# Call 4 (written 2026-12-07, seventh session; ran on an H200 in the eighth, without its last
+# h200_records line: w-h200/): W3 (W2 counting a pooling CTA's
 # tasks done once, after one fence) and W3b (W3 with two pooling CTAs an SM) against HEAD, and
 # W3D's timeline (timeline2's prints and, for pooling CTA 0, the time of each slice's arrival and
 # each ticket: `grep '^T ' w/timeline.log`). Whether the per-task fences held W2's pooling CTAs at
