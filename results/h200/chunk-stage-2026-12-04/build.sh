@@ -55,7 +55,8 @@
 #   2026-12-07 (seventh session, H100s), not landed (kernels/NOTES.md). W3: W2 with w3.patch
 #   (a pooling CTA counts its tasks done once, after one fence); W3b: W3 with w3b.patch (two
 #   pooling CTAs an SM); W3D: W3 with timeline3.patch (timeline2's prints and, for pooling CTA 0,
-#   each slice's time). Written then, not yet run (../select-pool-2026-12-07/call4).
+#   each slice's time). Run on an H200 in the eighth session (../select-pool-2026-12-07/call4/w-h200),
+#   not landed.
 # The patches are kept here because the branches of calls 1-3's variants (S, C, SC, V, U, L,
 # and LV's first form) did not outlive their sessions: only main does. By default N, LV and
 # HEAD, what call 5 ran; VARIANTS="N HEAD" (call 7) builds and packs only those, and so on.
