@@ -14,6 +14,8 @@ W=$OUT/w; mkdir -p $W
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: $gpu" | tee $W/device.txt
 [ -n "${H200_ONLY:-}" ] && case "$gpu" in *H200*) ;; *) echo "not an H200: nothing run"; exit 0 ;; esac
+# The card's memory, clock and power limit, into $W/gpu.txt.
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
 start=$SECONDS; deadline=${DEADLINE:-570}
 step() { local name=$1 cap=$2; shift 2; local t0=$SECONDS l=$(( deadline - (SECONDS - start) ))
   [ $l -gt $cap ] && l=$cap; [ $l -lt 1 ] && l=1
@@ -50,14 +52,17 @@ sanitize_pooled() {
     step $tool-pooled-$1 60 compute-sanitizer --tool $tool --error-exitcode 9 .carry/d4/$1/gpu_pooled_cache
   done
 }
-# `chunked` at 128K in 8K chunks by each build named, in that order, into $W/chunked-NAME-SECONDS.json.
-chunked_each() {
-  local v
+# runs_each STEM CAP "ARGS" V...: `fp2bench ARGS` by each build V, in that order, as step
+# STEM-V-SECONDS (cut at CAP seconds) into $W/STEM-V-SECONDS.json.
+runs_each() {
+  local stem=$1 cap=$2 args=$3 v
+  shift 3
   for v in "$@"; do
-    step chunked-$v-$SECONDS 50 .carry/d4/$v/fp2bench chunked --backend gpu --len 128k --chunk 8k \
-      --out $W/chunked-$v-$SECONDS.json
+    step $stem-$v-$SECONDS $cap .carry/d4/$v/fp2bench $args --out $W/$stem-$v-$SECONDS.json
   done
 }
+# `chunked` at 128K in 8K chunks by each build named, in that order, into $W/chunked-NAME-SECONDS.json.
+chunked_each() { runs_each chunked 50 "chunked --backend gpu --len 128k --chunk 8k" "$@"; }
 # Whether every step named ran and returned 0.
 passed() { for n in "$@"; do grep -q "^$n rc=0" $W/steps.txt || return 1; done; }
 # HEAD's records into $W/res once its pooled-cache test and its check at g = 4 passed:

@@ -12,7 +12,6 @@
 # 3 + 6c to 8 + 6c, without the cache and with it; F's fused ones name kFresh in the kernel).
 source results/h200/chunk-stage-2026-12-04/steps.sh
 F=.carry/d4/F
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
 for t in gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph gpu_neighbour_nan; do step $t-F 40 $F/$t; done
 step check-g3-F 60 $F/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 16k --rows 256
 C="chunked --backend gpu --len 128k"

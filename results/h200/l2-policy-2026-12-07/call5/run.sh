@@ -12,9 +12,7 @@ step gpu_kernels-E3 40 .carry/d4/E3/gpu_kernels
 step check-fp8-E3 60 .carry/d4/E3/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --len 16k --rows 256
 step check-fp8-odd-E3 60 .carry/d4/E3/fp2bench check --backend gpu --kernel sm90 --dtype fp8 --heads 12:3 --len 13k+77 --rows 256
 if passed gpu_kernels-E3 check-fp8-E3 check-fp8-odd-E3; then
-  for v in HEAD E3 E3 HEAD HEAD E3; do
-    step bd-$v-$SECONDS 60 .carry/d4/$v/fp2bench breakdown --backend gpu --dtype fp8 --out $W/bd-$v-$SECONDS.json
-  done
+  runs_each bd 60 "breakdown --backend gpu --dtype fp8" HEAD E3 E3 HEAD HEAD E3
 fi
 verdicts
 python3 results/h200/l2-policy-2026-12-07/breakdown_fp8.py $W | tee $W/breakdown_fp8.txt

@@ -14,7 +14,6 @@
 # into w/res-W, in case W lands.
 source results/h200/chunk-stage-2026-12-04/steps.sh
 X=.carry/d4/W
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
 variant_gates W gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph gpu_neighbour_nan
 C="chunked --backend gpu --len 128k"
 if passed gpu_pooled_cache-W; then

@@ -8,7 +8,6 @@
 # ../../l2-policy-2026-12-07/call4/run.sh has them (HEAD's tests and checks, then
 # `chunked-128k.json`, HEAD against P (e45e33e) alternated and `breakdown.json` into w/res).
 source results/h200/chunk-stage-2026-12-04/steps.sh
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
 step timeline-WD 40 .carry/d4/WD/fp2bench chunked --backend gpu --len 72k --chunk 8k --trials 1
 mv $W/timeline-WD.log $W/timeline.log
 case "$gpu" in *H200*)

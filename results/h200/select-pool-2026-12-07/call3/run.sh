@@ -13,7 +13,6 @@
 # `chunked-128k.json` into w/res-W2.
 source results/h200/chunk-stage-2026-12-04/steps.sh
 X=.carry/d4/W2
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
 variant_gates W2 gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph
 sanitize_pooled W2
 C="chunked --backend gpu --len 128k"

@@ -8,7 +8,6 @@
 # `VARIANTS="HEAD P W3 W3b W3D" ../chunk-stage-2026-12-04/build.sh`. Any card: the verdict needs
 # only W3 against HEAD on the same card; on an H200 main's records follow (h200_records).
 source results/h200/chunk-stage-2026-12-04/steps.sh
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee $W/gpu.txt
 variant_gates W3 gpu_pooled_cache gpu_kernels gpu_paged gpu_forward_graph
 sanitize_pooled W3
 step gpu_pooled_cache-W3b 40 .carry/d4/W3b/gpu_pooled_cache
