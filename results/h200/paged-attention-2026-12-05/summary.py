@@ -26,7 +26,7 @@ records = sorted(glob.glob(w + "/res/speedup-paged-*.json"))
 runs += [("HEAD-" + f.split("-")[-1][:-5], f, True) for f in records]
 contiguous = {(r["len"], r["dtype"]): r["total_ms"]
               for f in records if f.endswith("-contiguous.json") for r in rows(f)}
-PEERS = ("cudnn", "sdpa_cudnn", "fa2", "flex")  # those timed beside ours (--peers)
+PEERS = ("cudnn", "sdpa_cudnn", "fa2", "flex", "fpv2", "fpv2_kernel", "hpc")  # those timed beside ours (--peers)
 for name, f, record in runs:
     for r in rows(f):
         line = "speedup %-18s %-4s %4dK index %.3f total %.3f attend %.1f TF/s" % (
