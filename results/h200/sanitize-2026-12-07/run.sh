@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# compute-sanitizer on main's build (HEAD of ../chunk-stage-2026-12-04/build.sh), any sm_90 card
+# (the call the peers' call makes where no H200 comes): results/h200/README.md lists the
+# sanitizers on this build's sm90 kernels, and the portable kernel's check at 64K and 128K, as not
+# yet measured. memcheck and synccheck of `check` on small odd shapes (12:3 at 3K+77: a partial
+# block and tile, hkv odd, g = 4 splitting no position; 24:8 at 2K+5: g = 3, Q by cp.async), in
+# both dtypes on the sm90 kernels and in BF16 on the portable ones, and of a batch of a prompt and
+# two chunks in pages of 16 and 64 keys; memcheck of the GPU tests of pages and the pooled cache;
+# then the portable kernels' check at 64K and 128K (BF16, 1024 sampled rows), each cut at its
+# cap. Carry: .carry/d4/variants.tar.xz and .carry/libcjson.so.1; run as
+# `DEADLINE=330 bash results/h200/sanitize-2026-12-07/run.sh`.
+source results/h200/chunk-stage-2026-12-04/steps.sh
+cs() { local name=$1 tool=$2; shift 2; step $tool-$name 45 compute-sanitizer --tool $tool --error-exitcode 9 "$@"; }
+for tool in memcheck synccheck; do
+  for dtype in bf16 fp8; do
+    cs sm90-$dtype-12x3 $tool $H/fp2bench check --backend gpu --kernel sm90 --dtype $dtype --heads 12:3 --len 3k+77 --rows 256
+  done
+  cs sm90-bf16-24x8 $tool $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 2k+5 --rows 256
+  cs portable-bf16-12x3 $tool $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --heads 12:3 --len 3k+77 --rows 256
+  for pages in 16 64; do
+    cs sm90-paged$pages $tool $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --paged $pages \
+      --requests 3k+77,1k/4k+5 --rows 256
+  done
+done
+cs gpu_paged memcheck $H/gpu_paged
+cs gpu_pooled_cache memcheck $H/gpu_pooled_cache
+step check-portable-64k 60 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --len 64k --rows 1024
+step check-portable-128k 90 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --len 128k --rows 1024
+verdicts
+pack
