@@ -5,7 +5,7 @@
 # yet measured. memcheck and synccheck of `check` on small odd shapes (12:3 at 3K+77: a partial
 # block and tile, hkv odd, g = 4 splitting no position; 24:8 at 2K+5: g = 3, Q by cp.async), in
 # both dtypes on the sm90 kernels and in BF16 on the portable ones, and of a batch of a prompt and
-# two chunks in pages of 16 and 64 keys; memcheck of the GPU tests of pages and the pooled cache;
+# a chunk in pages of 16 and of 64 keys; memcheck of the GPU tests of pages and the pooled cache;
 # then the portable kernels' check at 64K and 128K (BF16, 1024 sampled rows), each cut at its
 # cap. Carry: .carry/d4/variants.tar.xz and .carry/libcjson.so.1; run as
 # `DEADLINE=330 bash results/h200/sanitize-2026-12-07/run.sh`.
