@@ -45,12 +45,17 @@ variant_gates() {
   for t in "$@"; do step $t-$v 40 .carry/d4/$v/$t; done
   check_g3 $v
 }
+# sanitized TOOL NAME CAP CMD...: CMD under compute-sanitizer's TOOL (exit 9 on any error), as
+# step TOOL-NAME cut at CAP seconds.
+sanitized() {
+  local tool=$1 name=$2 cap=$3
+  shift 3
+  step $tool-$name $cap compute-sanitizer --tool $tool --error-exitcode 9 "$@"
+}
 # memcheck and synccheck of build V's pooled-cache test.
 sanitize_pooled() {
   local tool
-  for tool in memcheck synccheck; do
-    step $tool-pooled-$1 60 compute-sanitizer --tool $tool --error-exitcode 9 .carry/d4/$1/gpu_pooled_cache
-  done
+  for tool in memcheck synccheck; do sanitized $tool pooled-$1 60 .carry/d4/$1/gpu_pooled_cache; done
 }
 # runs_each STEM CAP "ARGS" V...: `fp2bench ARGS` by each build V, in that order, as step
 # STEM-V-SECONDS (cut at CAP seconds) into $W/STEM-V-SECONDS.json.

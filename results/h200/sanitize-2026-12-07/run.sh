@@ -10,20 +10,19 @@
 # cap. Carry: .carry/d4/variants.tar.xz and .carry/libcjson.so.1; run as
 # `DEADLINE=330 bash results/h200/sanitize-2026-12-07/run.sh`.
 source results/h200/chunk-stage-2026-12-04/steps.sh
-cs() { local name=$1 tool=$2; shift 2; step $tool-$name 45 compute-sanitizer --tool $tool --error-exitcode 9 "$@"; }
 for tool in memcheck synccheck; do
   for dtype in bf16 fp8; do
-    cs sm90-$dtype-12x3 $tool $H/fp2bench check --backend gpu --kernel sm90 --dtype $dtype --heads 12:3 --len 3k+77 --rows 256
+    sanitized $tool sm90-$dtype-12x3 45 $H/fp2bench check --backend gpu --kernel sm90 --dtype $dtype --heads 12:3 --len 3k+77 --rows 256
   done
-  cs sm90-bf16-24x8 $tool $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 2k+5 --rows 256
-  cs portable-bf16-12x3 $tool $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --heads 12:3 --len 3k+77 --rows 256
+  sanitized $tool sm90-bf16-24x8 45 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 24:8 --len 2k+5 --rows 256
+  sanitized $tool portable-bf16-12x3 45 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --heads 12:3 --len 3k+77 --rows 256
   for pages in 16 64; do
-    cs sm90-paged$pages $tool $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --paged $pages \
+    sanitized $tool sm90-paged$pages 45 $H/fp2bench check --backend gpu --kernel sm90 --dtype bf16 --heads 12:3 --paged $pages \
       --requests 3k+77,1k/4k+5 --rows 256
   done
 done
-cs gpu_paged memcheck $H/gpu_paged
-cs gpu_pooled_cache memcheck $H/gpu_pooled_cache
+sanitized memcheck gpu_paged 45 $H/gpu_paged
+sanitized memcheck gpu_pooled_cache 45 $H/gpu_pooled_cache
 step check-portable-64k 60 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --len 64k --rows 1024
 step check-portable-128k 90 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --len 128k --rows 1024
 verdicts
