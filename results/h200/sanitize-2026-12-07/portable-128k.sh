@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The portable kernels' 128K cases that portable.sh's caps cut off (any sm_90 card, main's build):
+# FP8 on synth:llm with g = 4 and 8 (32:8, 64:8), and BF16 with g = 8 (64:8, both inputs), each
+# with the correction on and off; 1024 sampled rows. Carry as run.sh; about 250 s; run as
+# `DEADLINE=300 bash results/h200/sanitize-2026-12-07/portable-128k.sh`.
+source results/h200/chunk-stage-2026-12-04/steps.sh
+for heads in 32:8 64:8; do
+  step check-portable-fp8-128k-${heads%:8} 110 $H/fp2bench check --backend gpu --kernel portable --dtype fp8 \
+    --data synth:llm --heads $heads --len 128k --rows 1024
+done
+step check-portable-bf16-128k-64 150 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --heads 64:8 \
+  --len 128k --rows 1024
+verdicts
+pack
