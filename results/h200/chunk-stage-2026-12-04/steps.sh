@@ -52,6 +52,13 @@ sanitized() {
   shift 3
   step $tool-$name $cap compute-sanitizer --tool $tool --error-exitcode 9 "$@"
 }
+# portable_check NAME CAP ARGS...: HEAD's portable kernels in `check` on 1024 sampled rows (ARGS:
+# the dtype, shapes and lengths), as step NAME cut at CAP seconds.
+portable_check() {
+  local name=$1 cap=$2
+  shift 2
+  step $name $cap $H/fp2bench check --backend gpu --kernel portable "$@" --rows 1024
+}
 # memcheck and synccheck of build V's pooled-cache test.
 sanitize_pooled() {
   local tool

@@ -6,10 +6,8 @@
 # `DEADLINE=300 bash results/h200/sanitize-2026-12-07/portable-128k.sh`.
 source results/h200/chunk-stage-2026-12-04/steps.sh
 for heads in 32:8 64:8; do
-  step check-portable-fp8-128k-${heads%:8} 110 $H/fp2bench check --backend gpu --kernel portable --dtype fp8 \
-    --data synth:llm --heads $heads --len 128k --rows 1024
+  portable_check check-portable-fp8-128k-${heads%:8} 110 --dtype fp8 --data synth:llm --heads $heads --len 128k
 done
-step check-portable-bf16-128k-64 150 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --heads 64:8 \
-  --len 128k --rows 1024
+portable_check check-portable-bf16-128k-64 150 --dtype bf16 --heads 64:8 --len 128k
 verdicts
 pack

@@ -5,7 +5,7 @@
 # 2026-12-07, on an H100: portable-w-h100/). Carry as run.sh; run as
 # `DEADLINE=170 bash results/h200/sanitize-2026-12-07/portable.sh`.
 source results/h200/chunk-stage-2026-12-04/steps.sh
-step check-portable-fp8 80 $H/fp2bench check --backend gpu --kernel portable --dtype fp8 --data synth:llm --len 64k,128k --rows 1024
-step check-portable-bf16-64x8 90 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --heads 64:8 --len 64k,128k --rows 1024
+portable_check check-portable-fp8 80 --dtype fp8 --data synth:llm --len 64k,128k
+portable_check check-portable-bf16-64x8 90 --dtype bf16 --heads 64:8 --len 64k,128k
 verdicts
 pack

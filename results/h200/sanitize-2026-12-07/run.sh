@@ -23,7 +23,7 @@ for tool in memcheck synccheck; do
 done
 sanitized memcheck gpu_paged 45 $H/gpu_paged
 sanitized memcheck gpu_pooled_cache 45 $H/gpu_pooled_cache
-step check-portable-64k 60 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --len 64k --rows 1024
-step check-portable-128k 90 $H/fp2bench check --backend gpu --kernel portable --dtype bf16 --len 128k --rows 1024
+portable_check check-portable-64k 60 --dtype bf16 --len 64k
+portable_check check-portable-128k 90 --dtype bf16 --len 128k
 verdicts
 pack
